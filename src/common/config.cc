@@ -1,0 +1,232 @@
+#include "common/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <limits>
+
+extern char** environ;
+
+namespace tagwire {
+
+namespace {
+
+constexpr std::string_view kPrefix = "TAGWIRE_";
+constexpr std::string_view kReservedPrefixes[] = {"TAGWIRE_BOOT_", "TAGWIRE_TEST_"};
+
+Status bad_value(std::string_view what, std::string_view text, std::string_view expected) {
+  std::string message(what);
+  message += "='";
+  message += text;
+  message += "' is not valid: expected ";
+  message += expected;
+  return {ErrorCode::kConfig, std::move(message)};
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Parses a decimal unsigned number followed by an optional suffix; returns
+// the suffix through `suffix`.
+Result<unsigned long long> parse_number(std::string_view what, std::string_view text,
+                                        std::string_view expected, std::string_view* suffix) {
+  unsigned long long value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr == begin) return bad_value(what, text, expected);
+  *suffix = std::string_view(ptr, static_cast<std::size_t>(end - ptr));
+  return value;
+}
+
+template <typename Enum>
+struct EnumName {
+  std::string_view name;
+  Enum value;
+};
+
+template <typename Enum, std::size_t N>
+Result<Enum> parse_enum(std::string_view what, std::string_view text,
+                        const EnumName<Enum> (&names)[N]) {
+  std::string wanted = lower(text);
+  std::string expected = "one of";
+  for (const auto& entry : names) {
+    if (wanted == entry.name) return entry.value;
+    expected += ' ';
+    expected += entry.name;
+  }
+  return bad_value(what, text, expected);
+}
+
+constexpr EnumName<TransportChoice> kTransportNames[] = {{"auto", TransportChoice::kAuto},
+                                                         {"ucx", TransportChoice::kUcx},
+                                                         {"verbs", TransportChoice::kVerbs}};
+constexpr EnumName<TagMatchingChoice> kTagMatchingNames[] = {{"auto", TagMatchingChoice::kAuto},
+                                                             {"on", TagMatchingChoice::kOn},
+                                                             {"off", TagMatchingChoice::kOff}};
+constexpr EnumName<log::Level> kLevelNames[] = {{"error", log::Level::kError},
+                                                {"warn", log::Level::kWarn},
+                                                {"info", log::Level::kInfo},
+                                                {"debug", log::Level::kDebug},
+                                                {"trace", log::Level::kTrace}};
+
+// One setting: its variable name and how to store a parsed value.
+struct Setting {
+  std::string_view name;
+  Status (*apply)(Config& config, std::string_view name, std::string_view text);
+};
+
+template <typename T>
+Status store(T& field, Result<T> parsed) {
+  if (!parsed) return parsed.status();
+  field = std::move(parsed).value();
+  return Status::ok();
+}
+
+const Setting kSettings[] = {
+    {"TAGWIRE_EAGER_THRESHOLD",
+     [](Config& c, std::string_view n, std::string_view t) {
+       auto size = parse_size(n, t);
+       if (size && *size > (std::size_t{1} << 30)) {
+         return bad_value(n, t, "a size of at most 1G");
+       }
+       return store(c.eager_threshold, std::move(size));
+     }},
+    {"TAGWIRE_LOG_LEVEL",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.log_level, parse_enum(n, t, kLevelNames));
+     }},
+    {"TAGWIRE_TRANSPORT",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.transport, parse_enum(n, t, kTransportNames));
+     }},
+    {"TAGWIRE_TM",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.tag_matching, parse_enum(n, t, kTagMatchingNames));
+     }},
+    {"TAGWIRE_PROGRESS_THREAD",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.progress_thread, parse_bool(n, t));
+     }},
+    {"TAGWIRE_DEVICE",
+     [](Config& c, std::string_view n, std::string_view t) {
+       if (t.empty()) return bad_value(n, t, "a device name such as mlx5_0 or rxe0");
+       c.device = std::string(t);
+       return Status::ok();
+     }},
+    {"TAGWIRE_PEER_TIMEOUT",
+     [](Config& c, std::string_view n, std::string_view t) {
+       auto d = parse_duration(n, t);
+       if (d && d->count() == 0) return bad_value(n, t, "a duration above zero");
+       return store(c.peer_timeout, std::move(d));
+     }},
+};
+
+bool is_reserved(std::string_view name) {
+  return std::any_of(std::begin(kReservedPrefixes), std::end(kReservedPrefixes),
+                     [&](std::string_view p) { return name.starts_with(p); });
+}
+
+}  // namespace
+
+Result<std::size_t> parse_size(std::string_view what, std::string_view text) {
+  constexpr std::string_view kExpected = "a byte count such as 8192, 64K, 1M or 1G";
+  std::string_view suffix;
+  auto number = parse_number(what, text, kExpected, &suffix);
+  if (!number) return number.status();
+  unsigned long long scale = 1;
+  std::string s = lower(suffix);
+  if (s.empty() || s == "b") {
+    scale = 1;
+  } else if (s == "k" || s == "kb" || s == "kib") {
+    scale = 1ull << 10;
+  } else if (s == "m" || s == "mb" || s == "mib") {
+    scale = 1ull << 20;
+  } else if (s == "g" || s == "gb" || s == "gib") {
+    scale = 1ull << 30;
+  } else {
+    return bad_value(what, text, kExpected);
+  }
+  if (*number > std::numeric_limits<std::size_t>::max() / scale) {
+    return bad_value(what, text, "a size that fits in 64 bits");
+  }
+  return static_cast<std::size_t>(*number * scale);
+}
+
+Result<bool> parse_bool(std::string_view what, std::string_view text) {
+  std::string s = lower(text);
+  if (s == "1" || s == "yes" || s == "on" || s == "true" || s == "y") return true;
+  if (s == "0" || s == "no" || s == "off" || s == "false" || s == "n") return false;
+  return bad_value(what, text, "one of 1 0 yes no on off true false");
+}
+
+Result<std::chrono::milliseconds> parse_duration(std::string_view what, std::string_view text) {
+  constexpr std::string_view kExpected =
+      "a duration such as 500ms, 10s or 2m (bare number: seconds)";
+  std::string_view suffix;
+  auto number = parse_number(what, text, kExpected, &suffix);
+  if (!number) return number.status();
+  std::string s = lower(suffix);
+  unsigned long long ms_per_unit = 0;
+  if (s.empty() || s == "s") {
+    ms_per_unit = 1000;
+  } else if (s == "ms") {
+    ms_per_unit = 1;
+  } else if (s == "m" || s == "min") {
+    ms_per_unit = 60'000;
+  } else {
+    return bad_value(what, text, kExpected);
+  }
+  constexpr unsigned long long kMax = 7ull * 24 * 3600 * 1000;  // a week is plenty
+  if (*number > kMax / ms_per_unit) return bad_value(what, text, "a duration of at most a week");
+  return std::chrono::milliseconds(static_cast<long long>(*number * ms_per_unit));
+}
+
+const std::vector<std::string_view>& Config::setting_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const auto& s : kSettings) out.push_back(s.name);
+    return out;
+  }();
+  return names;
+}
+
+Result<Config> Config::from_variables(const std::map<std::string, std::string>& variables) {
+  Config config;
+  for (const auto& [name, value] : variables) {
+    if (!std::string_view(name).starts_with(kPrefix) || is_reserved(name)) continue;
+    const Setting* setting = nullptr;
+    for (const auto& s : kSettings) {
+      if (s.name == name) setting = &s;
+    }
+    if (setting == nullptr) {
+      std::string message = name + " is not a Tagwire setting; known settings:";
+      for (auto known : setting_names()) {
+        message += ' ';
+        message += known;
+      }
+      return Status(ErrorCode::kConfig, std::move(message));
+    }
+    TAGWIRE_RETURN_IF_ERROR(setting->apply(config, name, value));
+  }
+  return config;
+}
+
+Result<Config> Config::from_environment() {
+  std::map<std::string, std::string> variables;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    if (!text.starts_with(kPrefix)) continue;
+    auto eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    variables.emplace(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+  }
+  return from_variables(variables);
+}
+
+}  // namespace tagwire

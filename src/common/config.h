@@ -1,0 +1,51 @@
+// Tagwire's run-time settings, read from TAGWIRE_* environment variables.
+//
+// Every value is validated: a bad value, or a TAGWIRE_* name that is not a
+// setting (a typo), is an error naming the variable, never a silent default.
+// Variables under TAGWIRE_BOOT_ (launcher to rank) and TAGWIRE_TEST_ (test
+// harnesses) are reserved for their owners and not checked here.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/log.h"
+#include "common/status.h"
+
+namespace tagwire {
+
+enum class TransportChoice { kAuto, kUcx, kVerbs };
+enum class TagMatchingChoice { kAuto, kOn, kOff };
+
+struct Config {
+  // Largest message sent eagerly; larger ones use rendezvous.
+  std::size_t eager_threshold = 8192;
+  log::Level log_level = log::Level::kWarn;
+  TransportChoice transport = TransportChoice::kAuto;
+  TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;
+  // Run a progress thread (the cancel agent) beside the application.
+  bool progress_thread = false;
+  // RDMA device name ("mlx5_0", "rxe0"); empty picks the nearest one.
+  std::string device;
+  // How long an operation with a silent peer may wait before it fails.
+  std::chrono::milliseconds peer_timeout{10000};
+
+  // Reads the process environment.
+  static Result<Config> from_environment();
+  // Reads the given name -> value pairs (only TAGWIRE_* names are looked at).
+  static Result<Config> from_variables(const std::map<std::string, std::string>& variables);
+
+  // Names of every setting, for messages and --help.
+  static const std::vector<std::string_view>& setting_names();
+};
+
+// Parsers shared with the command-line tools. Each names `what` in its error.
+Result<std::size_t> parse_size(std::string_view what, std::string_view text);
+Result<bool> parse_bool(std::string_view what, std::string_view text);
+Result<std::chrono::milliseconds> parse_duration(std::string_view what, std::string_view text);
+
+}  // namespace tagwire

@@ -1,0 +1,65 @@
+#include "common/status.h"
+
+namespace tagwire {
+
+std::string_view error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid-argument";
+    case ErrorCode::kInvalidRank:
+      return "invalid-rank";
+    case ErrorCode::kInvalidTag:
+      return "invalid-tag";
+    case ErrorCode::kInvalidCount:
+      return "invalid-count";
+    case ErrorCode::kInvalidBuffer:
+      return "invalid-buffer";
+    case ErrorCode::kInvalidComm:
+      return "invalid-comm";
+    case ErrorCode::kInvalidRequest:
+      return "invalid-request";
+    case ErrorCode::kInvalidType:
+      return "invalid-type";
+    case ErrorCode::kTruncate:
+      return "truncate";
+    case ErrorCode::kNotFound:
+      return "not-found";
+    case ErrorCode::kOutOfResources:
+      return "out-of-resources";
+    case ErrorCode::kConfig:
+      return "config";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kTransport:
+      return "transport";
+    case ErrorCode::kPeerFailed:
+      return "peer-failed";
+    case ErrorCode::kProtocol:
+      return "protocol";
+    case ErrorCode::kInternal:
+      return "internal";
+  }
+  return "unknown";
+}
+
+std::string Status::to_string() const {
+  if (is_ok()) return "ok";
+  std::string out(error_code_name(code_));
+  if (!message_.empty()) {
+    out += ": ";
+    out += message_;
+  }
+  return out;
+}
+
+Status Status::with_context(std::string_view context) const {
+  if (is_ok()) return *this;
+  std::string message(context);
+  message += ": ";
+  message += message_;
+  return {code_, std::move(message)};
+}
+
+}  // namespace tagwire

@@ -1,0 +1,106 @@
+// Status: the one error type that crosses Tagwire's layers.
+//
+// A Status is a code plus a human-readable message. Codes are chosen so that
+// the MPI layer can map each one to exactly one MPI error class
+// (see ErrorCode's comments); lower layers never include mpi.h.
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace tagwire {
+
+enum class ErrorCode : int {
+  kOk = 0,
+  kInvalidArgument,  // MPI_ERR_ARG
+  kInvalidRank,      // MPI_ERR_RANK
+  kInvalidTag,       // MPI_ERR_TAG
+  kInvalidCount,     // MPI_ERR_COUNT
+  kInvalidBuffer,    // MPI_ERR_BUFFER
+  kInvalidComm,      // MPI_ERR_COMM
+  kInvalidRequest,   // MPI_ERR_REQUEST
+  kInvalidType,      // MPI_ERR_TYPE
+  kTruncate,         // MPI_ERR_TRUNCATE
+  kNotFound,         // internal: a lookup found nothing (never reaches users as-is)
+  kOutOfResources,   // MPI_ERR_NO_MEM / MPI_ERR_INTERN
+  kConfig,           // MPI_ERR_OTHER: a TAGWIRE_* setting is wrong
+  kUnsupported,      // MPI_ERR_UNSUPPORTED_OPERATION
+  kTransport,        // MPI_ERR_OTHER: a verbs / UCX call failed
+  kPeerFailed,       // MPI_ERR_PROC_FAILED-like: a peer died or timed out
+  kProtocol,         // MPI_ERR_INTERN: a peer sent bytes that do not decode
+  kInternal,         // MPI_ERR_INTERN: a bug in Tagwire
+};
+
+// Short stable name of a code, e.g. "invalid-rank"; used in messages and logs.
+std::string_view error_code_name(ErrorCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // success
+  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status ok() { return {}; }
+
+  bool is_ok() const { return code_ == ErrorCode::kOk; }
+  explicit operator bool() const { return is_ok(); }
+  ErrorCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+  // "invalid-rank: rank 7 is outside communicator of size 4"
+  std::string to_string() const;
+
+  // Prefixes the message with context, keeping the code: used when a lower
+  // layer's error passes up through a layer that knows more about why.
+  Status with_context(std::string_view context) const;
+
+ private:
+  ErrorCode code_ = ErrorCode::kOk;
+  std::string message_;
+};
+
+// A value or the Status that explains why there is none.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
+    assert(!status_.is_ok() && "a Result built from a Status must carry an error");
+  }
+
+  bool is_ok() const { return value_.has_value(); }
+  explicit operator bool() const { return is_ok(); }
+  const Status& status() const { return status_; }
+
+  T& value() & {
+    assert(is_ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(is_ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(is_ok());
+    return std::move(*value_);
+  }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+}  // namespace tagwire
+
+// Returns early from the enclosing function with the error, if any.
+#define TAGWIRE_RETURN_IF_ERROR(expr)                     \
+  do {                                                    \
+    ::tagwire::Status tagwire_status_ = (expr);           \
+    if (!tagwire_status_.is_ok()) return tagwire_status_; \
+  } while (0)

@@ -1,0 +1,54 @@
+// Matcher: MPI point-to-point matching for one process, all communicators.
+//
+// Pure logic, no I/O, no threads, no locks: the engine serialises calls.
+// Semantics (MPI-4.1 §3.5, §3.8; DESIGN.md §2):
+//  - a message matches the earliest-posted receive whose pattern accepts it;
+//  - a receive takes the earliest-arrived message it accepts, so messages
+//    from one source on one context are received in send order;
+//  - probe names exactly the message a receive would take now, and a later
+//    receive with the probed source and tag gets it unless something else
+//    took it first; mprobe takes it out so that nothing else can.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "matching/envelope.h"
+#include "matching/posted_queue.h"
+#include "matching/unexpected_queue.h"
+
+namespace tagwire::matching {
+
+class Matcher {
+ public:
+  // Posts a receive. If an unexpected message matches, the receive takes it
+  // at once and is never queued.
+  PostResult post_receive(const ReceivePattern& pattern, std::uint64_t receive_cookie);
+
+  // A message arrives: it matches a posted receive or waits as unexpected.
+  ArrivalResult arrive(const IncomingMessage& message);
+
+  // The message a receive with this pattern would take now, left in place.
+  std::optional<IncomingMessage> probe(const ReceivePattern& pattern) const;
+
+  // The same message, removed: only an mrecv of its handle can receive it.
+  std::optional<IncomingMessage> mprobe(const ReceivePattern& pattern);
+
+  // Cancels a posted receive; false if it already matched (or was cancelled).
+  bool cancel_receive(ReceiveHandle handle);
+
+  // Send cancel at the receiver: removes the newest unexpected message from
+  // (context, source) with this sender request id. Nothing if it matched.
+  std::optional<IncomingMessage> cancel_unexpected(ContextId context, Rank source,
+                                                   std::uint64_t sender_request_id);
+
+  std::size_t posted_count() const { return posted_.size(); }
+  std::size_t unexpected_count() const { return unexpected_.size(); }
+
+ private:
+  PostedQueue posted_;
+  UnexpectedQueue unexpected_;
+  std::uint64_t next_sequence_ = 1;
+};
+
+}  // namespace tagwire::matching

@@ -1,0 +1,74 @@
+// BinTable against std::unordered_map under random inserts and erases,
+// with a hash that collides on purpose so that probe runs are long, wrap
+// around the end of the table and get shifted back on every erase.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+
+#include "matching/bin_table.h"
+#include "matching/envelope.h"  // mix64
+
+namespace tagwire::matching {
+namespace {
+
+struct CollidingHash {
+  std::size_t operator()(int key) const { return static_cast<std::size_t>(key % 5) + 61; }
+};
+struct GoodHash {
+  std::size_t operator()(int key) const { return mix64(static_cast<std::uint64_t>(key)); }
+};
+
+template <typename Hash>
+void run_against_reference(std::uint64_t seed, int key_range, int steps) {
+  BinTable<int, int, Hash> table;
+  std::unordered_map<int, int> reference;
+  std::mt19937_64 rng(seed);
+  for (int step = 0; step < steps; ++step) {
+    int key = static_cast<int>(rng() % static_cast<unsigned>(key_range));
+    switch (rng() % 3) {
+      case 0:
+        table[key] += 1;
+        reference[key] += 1;
+        break;
+      case 1:
+        ASSERT_EQ(table.erase(key), reference.erase(key) == 1) << "step " << step;
+        break;
+      default: {
+        const int* found = table.find(key);
+        auto it = reference.find(key);
+        ASSERT_EQ(found != nullptr, it != reference.end()) << "step " << step;
+        if (found != nullptr) {
+          ASSERT_EQ(*found, it->second) << "step " << step;
+        }
+      }
+    }
+    ASSERT_EQ(table.size(), reference.size()) << "step " << step;
+  }
+  // Everything left is reachable.
+  for (const auto& [key, value] : reference) {
+    ASSERT_NE(table.find(key), nullptr) << key;
+    EXPECT_EQ(*table.find(key), value);
+  }
+}
+
+TEST(BinTable, AgreesWithUnorderedMapUnderCollisions) {
+  run_against_reference<CollidingHash>(1, 200, 20000);
+}
+
+TEST(BinTable, AgreesWithUnorderedMapWhileGrowingAndShrinking) {
+  run_against_reference<GoodHash>(2, 5000, 200000);
+}
+
+TEST(BinTable, ShrinksBackAfterABurst) {
+  BinTable<int, int, GoodHash> table;
+  std::size_t initial = table.capacity();
+  for (int i = 0; i < 100000; ++i) table[i] = i;
+  EXPECT_GE(table.capacity(), 200000u);
+  for (int i = 0; i < 100000; ++i) ASSERT_TRUE(table.erase(i));
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_LE(table.capacity(), initial * 2);
+}
+
+}  // namespace
+}  // namespace tagwire::matching
