@@ -1,0 +1,188 @@
+#include "engine/bootstrap.h"
+
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "engine/frame_io.h"
+
+namespace tagwire::engine {
+
+Status Bootstrap::barrier() {
+  auto all = allgather({});
+  return all ? Status::ok() : all.status();
+}
+
+namespace local_bootstrap {
+
+std::vector<std::uint8_t> make_hello(std::uint32_t rank, std::span<const std::uint8_t> key) {
+  // Sized once and filled with memcpy (GCC 12 misreports inserts here).
+  std::vector<std::uint8_t> out(8 + key.size());
+  std::memcpy(out.data(), kHelloMagic, 4);
+  std::memcpy(out.data() + 4, &rank, 4);
+  if (!key.empty()) std::memcpy(out.data() + 8, key.data(), key.size());
+  return out;
+}
+
+Result<Hello> parse_hello(std::span<const std::uint8_t> frame) {
+  if (frame.size() != 8 + kKeyBytes || std::memcmp(frame.data(), kHelloMagic, 4) != 0) {
+    return Status(ErrorCode::kProtocol, "not a Tagwire bootstrap hello");
+  }
+  Hello hello;
+  std::memcpy(&hello.rank, frame.data() + 4, 4);
+  hello.key.assign(frame.begin() + 8, frame.end());
+  return hello;
+}
+
+std::string key_to_hex(std::span<const std::uint8_t> key) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (std::uint8_t b : key) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+Result<std::vector<std::uint8_t>> key_from_hex(std::string_view hex) {
+  if (hex.size() != 2 * kKeyBytes) {
+    return Status(ErrorCode::kConfig, std::string(kKeyVariable) + " must be " +
+                                          std::to_string(2 * kKeyBytes) + " hex digits");
+  }
+  std::vector<std::uint8_t> key(kKeyBytes);
+  for (std::size_t i = 0; i < kKeyBytes; ++i) {
+    auto [p, ec] = std::from_chars(hex.data() + 2 * i, hex.data() + 2 * i + 2, key[i], 16);
+    if (ec != std::errc() || p != hex.data() + 2 * i + 2) {
+      return Status(ErrorCode::kConfig, std::string(kKeyVariable) + " is not hexadecimal");
+    }
+  }
+  return key;
+}
+
+std::uint64_t token_from_key(std::span<const std::uint8_t> key) {
+  std::uint64_t token = 0;
+  std::memcpy(&token, key.data(), std::min<std::size_t>(8, key.size()));
+  return token;
+}
+
+}  // namespace local_bootstrap
+
+namespace {
+
+using namespace local_bootstrap;
+
+Result<int> parse_int_variable(const char* name, int min_value) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return Status(ErrorCode::kConfig, std::string(name) + " is not set");
+  int value = 0;
+  auto [p, ec] = std::from_chars(text, text + std::strlen(text), value);
+  if (ec != std::errc() || *p != '\0' || value < min_value) {
+    return Status(ErrorCode::kConfig, std::string(name) + "='" + text + "' is not a valid number");
+  }
+  return value;
+}
+
+// A rank started by tools/tagwire-run: one Unix socket to the launcher,
+// which answers each allgather when every rank has sent its part.
+class LocalBootstrap final : public Bootstrap {
+ public:
+  LocalBootstrap(int fd, int rank, int size, std::uint64_t token)
+      : fd_(fd), rank_(rank), size_(size), token_(token) {}
+  ~LocalBootstrap() override { ::close(fd_); }
+
+  std::string_view kind() const override { return "tagwire-run"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::uint64_t job_token() const override { return token_; }
+
+  Result<std::vector<std::vector<std::uint8_t>>> allgather(
+      std::span<const std::uint8_t> mine) override {
+    TAGWIRE_RETURN_IF_ERROR(write_frame(fd_, mine));
+    auto frame = read_frame(fd_);
+    if (!frame) return frame.status().with_context("bootstrap allgather (did the launcher die?)");
+    auto table = unpack_table(*frame);
+    if (table && static_cast<int>(table->size()) != size_) {
+      return Status(ErrorCode::kProtocol, "bootstrap allgather returned the wrong number of ranks");
+    }
+    return table;
+  }
+
+ private:
+  int fd_;
+  int rank_;
+  int size_;
+  std::uint64_t token_;
+};
+
+Result<std::unique_ptr<Bootstrap>> connect_local(const char* socket_path) {
+  auto rank = parse_int_variable(kRankVariable, 0);
+  if (!rank) return rank.status();
+  auto size = parse_int_variable(kSizeVariable, 1);
+  if (!size) return size.status();
+  if (*rank >= *size) {
+    return Status(ErrorCode::kConfig, std::string(kRankVariable) + " is not below " + kSizeVariable);
+  }
+  const char* hex = std::getenv(kKeyVariable);
+  auto key = key_from_hex(hex == nullptr ? "" : hex);
+  if (!key) return key.status();
+
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (std::strlen(socket_path) >= sizeof(addr.sun_path)) {
+    return Status(ErrorCode::kConfig, std::string(kSocketVariable) + " path is too long");
+  }
+  std::strcpy(addr.sun_path, socket_path);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status(ErrorCode::kOutOfResources, std::strerror(errno));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    int e = errno;
+    ::close(fd);
+    return Status(ErrorCode::kPeerFailed,
+                  std::string("cannot reach the launcher at ") + socket_path + ": " + std::strerror(e));
+  }
+  auto bootstrap = std::make_unique<LocalBootstrap>(fd, *rank, *size, token_from_key(*key));
+  Status s = write_frame(fd, make_hello(static_cast<std::uint32_t>(*rank), *key));
+  if (!s.is_ok()) return s.with_context("bootstrap hello");
+  auto answer = read_frame(fd);
+  if (!answer) return answer.status().with_context("the launcher refused this rank's hello");
+  return std::unique_ptr<Bootstrap>(std::move(bootstrap));
+}
+
+// No launcher: a job of one.
+class SingletonBootstrap final : public Bootstrap {
+ public:
+  SingletonBootstrap() {
+    if (::getrandom(&token_, sizeof(token_), 0) != sizeof(token_)) token_ = 0x5151;
+  }
+  std::string_view kind() const override { return "singleton"; }
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::uint64_t job_token() const override { return token_; }
+  Result<std::vector<std::vector<std::uint8_t>>> allgather(
+      std::span<const std::uint8_t> mine) override {
+    return std::vector<std::vector<std::uint8_t>>{{mine.begin(), mine.end()}};
+  }
+
+ private:
+  std::uint64_t token_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Bootstrap>> create_bootstrap() {
+  if (const char* path = std::getenv(kSocketVariable)) return connect_local(path);
+  if (std::getenv("PMIX_RANK") != nullptr || std::getenv("PMI_FD") != nullptr) {
+    return Status(ErrorCode::kUnsupported,
+                  "started by a PMIx/PMI-2 launcher, but this build has no PMIx/PMI-2 bootstrap yet");
+  }
+  return std::unique_ptr<Bootstrap>(new SingletonBootstrap);
+}
+
+}  // namespace tagwire::engine

@@ -1,0 +1,58 @@
+// Bootstrap: how a rank learns who it is and exchanges addresses before the
+// transport is up. Picked from the environment:
+//   TAGWIRE_BOOT_SOCKET set  -> LocalBootstrap (our tagwire-run launcher)
+//   PMIX_RANK set            -> PMIx (Open MPI mpirun, Slurm --mpi=pmix)   [when built]
+//   PMI_FD / PMI_RANK set    -> PMI-2 (Slurm --mpi=pmi2)                    [when built]
+//   none                     -> a singleton job of one rank
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tagwire::engine {
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual std::string_view kind() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // A secret shared by the ranks of this job only; every wire message
+  // carries it, and a message with another token is dropped.
+  virtual std::uint64_t job_token() const = 0;
+  // Every rank contributes `mine`; all get every rank's, indexed by rank.
+  virtual Result<std::vector<std::vector<std::uint8_t>>> allgather(
+      std::span<const std::uint8_t> mine) = 0;
+  virtual Status barrier();
+};
+
+Result<std::unique_ptr<Bootstrap>> create_bootstrap();
+
+// The launcher side of LocalBootstrap, for tools/tagwire-run.
+namespace local_bootstrap {
+inline constexpr char kSocketVariable[] = "TAGWIRE_BOOT_SOCKET";
+inline constexpr char kRankVariable[] = "TAGWIRE_BOOT_RANK";
+inline constexpr char kSizeVariable[] = "TAGWIRE_BOOT_SIZE";
+inline constexpr char kKeyVariable[] = "TAGWIRE_BOOT_KEY";
+inline constexpr std::size_t kKeyBytes = 16;
+inline constexpr char kHelloMagic[4] = {'T', 'W', 'B', '1'};
+
+// HELLO frame: magic, rank (u32), key (kKeyBytes).
+std::vector<std::uint8_t> make_hello(std::uint32_t rank, std::span<const std::uint8_t> key);
+struct Hello {
+  std::uint32_t rank;
+  std::vector<std::uint8_t> key;
+};
+Result<Hello> parse_hello(std::span<const std::uint8_t> frame);
+
+std::string key_to_hex(std::span<const std::uint8_t> key);
+Result<std::vector<std::uint8_t>> key_from_hex(std::string_view hex);
+std::uint64_t token_from_key(std::span<const std::uint8_t> key);
+}  // namespace local_bootstrap
+
+}  // namespace tagwire::engine

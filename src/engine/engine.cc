@@ -1,0 +1,998 @@
+#include "engine/engine.h"
+
+#include <poll.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "common/log.h"
+
+#ifdef TAGWIRE_HAVE_UCX
+#include "ucx/ucx_transport.h"
+#endif
+
+namespace tagwire::engine {
+
+namespace {
+
+constexpr std::size_t kMaxRemoteKey = 4096;
+constexpr int kCollectiveTag = 1;
+
+MessageStatus empty_status() {
+  MessageStatus s;
+  s.source = kAnySource;
+  s.tag = kAnyTag;
+  return s;
+}
+
+MessageStatus proc_null_status() {
+  MessageStatus s;
+  s.source = kProcNull;
+  s.tag = kAnyTag;
+  return s;
+}
+
+Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config) {
+  switch (config.transport) {
+    case TransportChoice::kAuto:
+    case TransportChoice::kUcx:
+#ifdef TAGWIRE_HAVE_UCX
+      return ucx::create_ucx_transport(ucx::UcxOptions{config.progress_thread});
+#else
+      return Status(ErrorCode::kUnsupported, "this build has no UCX transport (libucx-dev missing)");
+#endif
+    case TransportChoice::kVerbs:
+      return Status(ErrorCode::kUnsupported,
+                    "TAGWIRE_TRANSPORT=verbs: the verbs transport is not built yet");
+  }
+  return Status(ErrorCode::kInternal, "unknown transport choice");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- start-up
+
+Engine::Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
+               std::unique_ptr<transport::Transport> transport)
+    : config_(config), bootstrap_(std::move(bootstrap)), transport_(std::move(transport)) {}
+
+Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
+                                               std::unique_ptr<Bootstrap> bootstrap) {
+  log::set_level(config.log_level);
+  log::set_rank(bootstrap->rank());
+  auto transport = create_transport(config);
+  if (!transport) return transport.status();
+  std::unique_ptr<Engine> engine(
+      new Engine(config, std::move(bootstrap), std::move(transport).value()));
+  TAGWIRE_RETURN_IF_ERROR(engine->start_up());
+  return engine;
+}
+
+Result<std::unique_ptr<Engine>> Engine::create_from_environment() {
+  auto config = Config::from_environment();
+  if (!config) return config.status();
+  auto bootstrap = create_bootstrap();
+  if (!bootstrap) return bootstrap.status();
+  return create(*config, std::move(bootstrap).value());
+}
+
+Status Engine::start_up() {
+  const int rank = bootstrap_->rank();
+  const int size = bootstrap_->size();
+  limits_ = DecodeLimits{bootstrap_->job_token(), size, config_.eager_threshold, kMaxRemoteKey};
+
+  // Each rank publishes its eager threshold with its address: ranks that
+  // disagree would drop each other's messages, so refuse to start instead.
+  std::vector<std::uint8_t> mine(sizeof(std::uint64_t));
+  std::uint64_t threshold = config_.eager_threshold;
+  std::memcpy(mine.data(), &threshold, sizeof(threshold));
+  auto address = transport_->address();
+  mine.insert(mine.end(), address.begin(), address.end());
+  auto all = bootstrap_->allgather(mine);
+  if (!all) return all.status().with_context("address exchange");
+  std::vector<std::vector<std::uint8_t>> addresses;
+  for (int r = 0; r < size; ++r) {
+    auto& entry = (*all)[static_cast<std::size_t>(r)];
+    std::uint64_t theirs = 0;
+    if (entry.size() < sizeof(theirs)) {
+      return Status(ErrorCode::kProtocol, "malformed address from rank " + std::to_string(r));
+    }
+    std::memcpy(&theirs, entry.data(), sizeof(theirs));
+    if (theirs != threshold) {
+      return Status(ErrorCode::kConfig, "TAGWIRE_EAGER_THRESHOLD differs between ranks (" +
+                                            std::to_string(threshold) + " here, " +
+                                            std::to_string(theirs) + " at rank " +
+                                            std::to_string(r) + ")");
+    }
+    addresses.emplace_back(entry.begin() + sizeof(theirs), entry.end());
+  }
+  TAGWIRE_RETURN_IF_ERROR(transport_->set_peer_addresses(std::move(addresses)));
+  transport_->set_receiver(this);
+
+  std::vector<int> everyone(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) everyone[static_cast<std::size_t>(r)] = r;
+  world_ = std::make_unique<Communicator>(0, std::move(everyone), rank);
+  self_ = std::make_unique<Communicator>(1, std::vector<int>{rank}, 0);
+
+  TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
+                            << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
+                            << config_.eager_threshold << " B)");
+  if (config_.progress_thread) {
+    progress_thread_ = std::thread([this] { progress_thread_main(); });
+  }
+  return Status::ok();
+}
+
+Engine::~Engine() {
+  Status s = finalize();
+  if (!s.is_ok()) TW_WARN("engine", "finalize: " << s.to_string());
+}
+
+Status Engine::finalize() {
+  if (finalized_) return Status::ok();
+  finalized_ = true;
+  // Every rank reaches this point before anyone closes a connection.
+  Status result = barrier(world_.get());
+  if (progress_thread_.joinable()) {
+    stop_progress_thread_ = true;
+    progress_thread_.join();
+  }
+  std::lock_guard lock(mutex_);
+  Status s = transport_->disconnect_all();
+  if (result.is_ok()) result = s;
+  // Nobody tears down its worker while a peer may still be flushing to it.
+  s = bootstrap_->barrier();
+  if (result.is_ok()) result = s;
+  return result;
+}
+
+// ------------------------------------------------------------- validation
+
+Status Engine::check_comm(Communicator* comm) const {
+  if (comm == nullptr) return {ErrorCode::kInvalidComm, "null communicator"};
+  return Status::ok();
+}
+
+Status Engine::check_peer(Communicator* comm, int rank, bool allow_any, const char* what) const {
+  if (rank == kProcNull) return Status::ok();
+  if (allow_any && rank == kAnySource) return Status::ok();
+  if (rank < 0 || rank >= comm->size()) {
+    return {ErrorCode::kInvalidRank, std::string(what) + " rank " + std::to_string(rank) +
+                                         " is outside a communicator of size " +
+                                         std::to_string(comm->size())};
+  }
+  return Status::ok();
+}
+
+Status Engine::check_tag(int tag, bool allow_any) const {
+  if (allow_any && tag == kAnyTag) return Status::ok();
+  if (tag < 0 || tag > kTagUpperBound) {
+    return {ErrorCode::kInvalidTag, "tag " + std::to_string(tag) + " is outside 0.." +
+                                        std::to_string(kTagUpperBound)};
+  }
+  return Status::ok();
+}
+
+Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
+  if (buffer == nullptr && bytes > 0) {
+    return {ErrorCode::kInvalidBuffer, "null buffer with " + std::to_string(bytes) + " bytes"};
+  }
+  return Status::ok();
+}
+
+// --------------------------------------------------------------- requests
+
+Request* Engine::new_request(RequestKind kind) {
+  auto* r = new Request;
+  r->kind = kind;
+  r->engine = this;
+  r->id = requests_.add(r);
+  ++counters_.live_requests;
+  return r;
+}
+
+void Engine::release_request(Request* r) {
+  requests_.remove(r->id);
+  --counters_.live_requests;
+  delete r;
+}
+
+void Engine::complete_null(Request* r) {
+  r->status = proc_null_status();
+  r->complete = true;
+}
+
+void Engine::note_error(Request* r, const Status& s) {
+  if (r->status.error.is_ok()) r->status.error = s;
+  if (r->kind == RequestKind::kSend) r->awaiting_remote = false;  // no answer will come
+}
+
+void Engine::maybe_complete(Request* r) {
+  if (r->complete || r->local_pending > 0 || r->awaiting_remote) return;
+  r->complete = true;
+  r->registration.reset();
+  if (r->bsend_copy != nullptr) {
+    bsend_release(r->bsend_copy);
+    r->bsend_copy = nullptr;
+  }
+  if (r->user_freed) release_request(r);
+}
+
+void Engine::finish(Request* r, MessageStatus* status) {
+  if (status != nullptr) *status = r->status;
+  if (r->persistent) {
+    r->active = false;
+    r->complete = false;
+    r->status = MessageStatus{};
+  } else {
+    release_request(r);
+  }
+}
+
+// ------------------------------------------------------------------ sends
+
+Result<Request*> Engine::isend(const void* buffer, std::size_t bytes, int dest, int tag,
+                               Communicator* comm, SendMode mode) {
+  auto r = send_init(buffer, bytes, dest, tag, comm, mode);
+  if (!r) return r;
+  std::lock_guard lock(mutex_);
+  (*r)->persistent = false;
+  Status s = start_send(*r);
+  if (!s.is_ok()) {
+    release_request(*r);
+    return s;
+  }
+  return r;
+}
+
+Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int dest, int tag,
+                                   Communicator* comm, SendMode mode) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, dest, false, "destination"));
+  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, false));
+  TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
+  std::lock_guard lock(mutex_);
+  Request* r = new_request(RequestKind::kSend);
+  r->persistent = true;
+  r->mode = mode;
+  r->buffer = const_cast<void*>(buffer);
+  r->bytes = bytes;
+  r->peer = dest;
+  r->tag = tag;
+  r->comm = comm;
+  return r;
+}
+
+Status Engine::start_send(Request* r) {
+  r->active = true;
+  r->complete = false;
+  r->status = MessageStatus{};
+  if (r->peer == kProcNull) {
+    complete_null(r);
+    return Status::ok();
+  }
+  if (r->mode == SendMode::kBuffered) {
+    // Copy into the attached buffer, send from the copy on an internal
+    // request, and complete the user's request now.
+    void* copy = bsend_allocate(r->bytes);
+    if (copy == nullptr) {
+      return {ErrorCode::kInvalidBuffer,
+              "buffered send of " + std::to_string(r->bytes) +
+                  " bytes does not fit the attached buffer (attach more with MPI_Buffer_attach)"};
+    }
+    if (r->bytes > 0) std::memcpy(copy, r->buffer, r->bytes);
+    Request* internal = new_request(RequestKind::kSend);
+    internal->buffer = copy;
+    internal->bytes = r->bytes;
+    internal->peer = r->peer;
+    internal->tag = r->tag;
+    internal->comm = r->comm;
+    internal->user_freed = true;  // nobody waits on it
+    internal->bsend_copy = static_cast<std::uint8_t*>(copy);
+    Status s = start_send(internal);
+    if (!s.is_ok()) {
+      bsend_release(copy);
+      internal->bsend_copy = nullptr;
+      release_request(internal);
+      return s;
+    }
+    r->status.source = r->peer;
+    r->complete = true;
+    return Status::ok();
+  }
+
+  Communicator* comm = r->comm;
+  const int world_dest = comm->world_rank(r->peer);
+  Header h;
+  h.job_token = limits_.job_token;
+  h.origin = world_->rank();
+  h.context = r->collective ? comm->collective_context() : comm->p2p_context();
+  h.source = comm->rank();
+  h.tag = r->tag;
+  h.request_id = r->id;
+  h.length = r->bytes;
+  std::span<const std::uint8_t> payload;
+  if (r->bytes <= config_.eager_threshold) {
+    h.type = MessageType::kEager;
+    if (r->mode == SendMode::kSynchronous) {
+      h.flags = kFlagSync;
+      r->awaiting_remote = true;
+    }
+    payload = {static_cast<const std::uint8_t*>(r->buffer), r->bytes};
+    ++counters_.eager_sent;
+  } else {
+    auto reg = transport_->register_memory(r->buffer, r->bytes, transport::RemoteAccess::kRead);
+    if (!reg) return reg.status().with_context("registering a rendezvous buffer");
+    r->registration = std::move(reg).value();
+    h.type = MessageType::kRts;
+    h.remote_address = reinterpret_cast<std::uint64_t>(r->buffer);
+    if (r->mode == SendMode::kSynchronous) h.flags = kFlagSync;
+    r->awaiting_remote = true;  // FIN
+    payload = r->registration->packed_key();
+    ++counters_.rendezvous_sent;
+  }
+  r->header = encode(h);
+  auto issued = transport_->send(world_dest, r->header, payload, {&Engine::on_send_done, r});
+  if (!issued) {
+    r->awaiting_remote = false;
+    r->registration.reset();
+    return issued.status();
+  }
+  if (*issued == transport::Issued::kPending) ++r->local_pending;
+  maybe_complete(r);
+  return Status::ok();
+}
+
+void Engine::on_send_done(void* ctx, const Status& s) {
+  auto* r = static_cast<Request*>(ctx);
+  if (!s.is_ok()) r->engine->note_error(r, s);
+  --r->local_pending;
+  r->engine->maybe_complete(r);
+}
+
+Status Engine::send(const void* buffer, std::size_t bytes, int dest, int tag, Communicator* comm,
+                    SendMode mode) {
+  auto r = isend(buffer, bytes, dest, tag, comm, mode);
+  if (!r) return r.status();
+  MessageStatus status;
+  TAGWIRE_RETURN_IF_ERROR(wait(*r, &status));
+  return status.error;
+}
+
+// --------------------------------------------------------------- receives
+
+Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int source, int tag,
+                               Communicator* comm) {
+  auto r = recv_init(buffer, bytes, source, tag, comm);
+  if (!r) return r;
+  std::lock_guard lock(mutex_);
+  (*r)->persistent = false;
+  Status s = start_receive(*r);
+  if (!s.is_ok()) {
+    release_request(*r);
+    return s;
+  }
+  return r;
+}
+
+Result<Request*> Engine::recv_init(void* buffer, std::size_t bytes, int source, int tag,
+                                   Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, source, true, "source"));
+  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, true));
+  TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
+  std::lock_guard lock(mutex_);
+  Request* r = new_request(RequestKind::kReceive);
+  r->persistent = true;
+  r->buffer = buffer;
+  r->bytes = bytes;
+  r->peer = source;
+  r->tag = tag;
+  r->comm = comm;
+  return r;
+}
+
+Status Engine::start_receive(Request* r) {
+  r->active = true;
+  r->complete = false;
+  r->status = MessageStatus{};
+  if (r->peer == kProcNull) {
+    complete_null(r);
+    return Status::ok();
+  }
+  Communicator* comm = r->comm;
+  matching::ReceivePattern pattern{
+      r->collective ? comm->collective_context() : comm->p2p_context(), r->peer, r->tag};
+  auto posted = matcher_.post_receive(pattern, r->id);
+  if (posted.matched) {
+    auto it = unexpected_.find(posted.message.cookie);
+    std::unique_ptr<PendingMessage> message = std::move(it->second);
+    unexpected_.erase(it);
+    deliver(r, *message, message->data);
+    run_deferred();
+  } else {
+    r->receive_handle = posted.handle;
+  }
+  return Status::ok();
+}
+
+Status Engine::recv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
+                    MessageStatus* status) {
+  auto r = irecv(buffer, bytes, source, tag, comm);
+  if (!r) return r.status();
+  MessageStatus local;
+  TAGWIRE_RETURN_IF_ERROR(wait(*r, &local));
+  if (status != nullptr) *status = local;
+  return local.error;
+}
+
+void Engine::deliver(Request* r, PendingMessage& message,
+                     std::span<const std::uint8_t> eager_data) {
+  r->status.source = message.source;
+  r->status.tag = message.tag;
+  const std::size_t n = std::min<std::size_t>(message.length, r->bytes);
+  r->status.count = n;
+  if (message.length > r->bytes) {
+    // Nothing past the buffer is written: we copy or read only n bytes.
+    r->status.error = Status(ErrorCode::kTruncate,
+                             "message of " + std::to_string(message.length) + " bytes from rank " +
+                                 std::to_string(message.source) + " (tag " +
+                                 std::to_string(message.tag) + ") does not fit a buffer of " +
+                                 std::to_string(r->bytes) + " bytes");
+  }
+  if (message.type == MessageType::kEager) {
+    if (n > 0) std::memcpy(r->buffer, eager_data.data(), n);
+    if (message.synchronous) {
+      send_control(message.origin, MessageType::kSyncAck, message.sender_request_id);
+    }
+    maybe_complete(r);
+    return;
+  }
+  // Rendezvous: read straight into the user's buffer, outside callbacks.
+  r->rendezvous = std::make_unique<PendingMessage>(std::move(message));
+  ++r->local_pending;
+  deferred_.push_back(Deferred{Deferred::Kind::kRead, 0, MessageType::kFin, 0, 0, r});
+}
+
+void Engine::issue_rendezvous_read(Request* r) {
+  PendingMessage& m = *r->rendezvous;
+  if (r->status.count == 0) {
+    on_read_done(r, Status::ok());
+    return;
+  }
+  auto issued = transport_->read(
+      m.origin, {static_cast<std::uint8_t*>(r->buffer), r->status.count}, m.remote_address,
+      m.data, {&Engine::on_read_done, r});
+  if (!issued) {
+    on_read_done(r, issued.status().with_context("rendezvous read"));
+  } else if (*issued == transport::Issued::kDone) {
+    on_read_done(r, Status::ok());
+  }
+}
+
+void Engine::on_read_done(void* ctx, const Status& s) {
+  auto* r = static_cast<Request*>(ctx);
+  Engine* e = r->engine;
+  if (!s.is_ok()) e->note_error(r, s);
+  // FIN even after a failed read: the sender must not wait forever.
+  e->send_control(r->rendezvous->origin, MessageType::kFin, r->rendezvous->sender_request_id);
+  r->rendezvous.reset();
+  --r->local_pending;
+  e->maybe_complete(r);
+}
+
+void Engine::send_control(int world_peer, MessageType type, std::uint64_t request_id,
+                          std::uint8_t flags) {
+  deferred_.push_back(
+      Deferred{Deferred::Kind::kControl, world_peer, type, request_id, flags, nullptr});
+}
+
+void Engine::run_deferred() {
+  while (!deferred_.empty()) {
+    std::vector<Deferred> batch;
+    batch.swap(deferred_);
+    for (const Deferred& d : batch) {
+      if (d.kind == Deferred::Kind::kRead) {
+        issue_rendezvous_read(d.request);
+        continue;
+      }
+      Header h;
+      h.job_token = limits_.job_token;
+      h.type = d.type;
+      h.flags = d.flags;
+      h.origin = world_->rank();
+      h.request_id = d.request_id;
+      auto issued = transport_->send(d.peer, encode(h), {}, {});
+      if (!issued) {
+        TW_WARN("engine", "control message to rank " << d.peer << " failed: "
+                                                      << issued.status().to_string());
+      }
+    }
+  }
+}
+
+// --------------------------------------------------------- arrivals
+
+void Engine::on_message(std::span<const std::uint8_t> header,
+                        std::span<const std::uint8_t> payload) {
+  auto decoded = decode(header, payload, limits_);
+  if (!decoded) {
+    ++counters_.dropped_messages;
+    TW_WARN("engine", "dropped a message: " << decoded.status().to_string());
+    return;
+  }
+  const Header& h = *decoded;
+  switch (h.type) {
+    case MessageType::kEager:
+    case MessageType::kRts: {
+      matching::IncomingMessage incoming{
+          {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
+      auto arrival = matcher_.arrive(incoming);
+      PendingMessage message;
+      message.type = h.type;
+      message.origin = h.origin;
+      message.source = h.source;
+      message.tag = h.tag;
+      message.synchronous = (h.flags & kFlagSync) != 0;
+      message.sender_request_id = h.request_id;
+      message.length = h.length;
+      message.remote_address = h.remote_address;
+      if (arrival.matched) {
+        Request* r = requests_.find(arrival.receive_cookie);
+        if (h.type == MessageType::kRts) message.data.assign(payload.begin(), payload.end());
+        deliver(r, message, payload);
+      } else {
+        message.data.assign(payload.begin(), payload.end());
+        unexpected_.emplace(next_unexpected_cookie_++,
+                            std::make_unique<PendingMessage>(std::move(message)));
+        ++counters_.unexpected;
+      }
+      break;
+    }
+    case MessageType::kFin:
+    case MessageType::kSyncAck: {
+      Request* r = requests_.find(h.request_id);
+      if (r == nullptr || r->kind != RequestKind::kSend || !r->awaiting_remote) {
+        ++counters_.dropped_messages;
+        TW_WARN("engine", "answer for unknown send request " << h.request_id << " from rank "
+                                                              << h.origin);
+        return;
+      }
+      r->awaiting_remote = false;
+      r->registration.reset();  // the peer has read it: close the window now
+      maybe_complete(r);
+      break;
+    }
+    case MessageType::kCancelRequest:
+    case MessageType::kCancelReply:
+      ++counters_.dropped_messages;
+      TW_WARN("engine", "cancel messages are not handled by this build");
+      break;
+  }
+}
+
+// --------------------------------------------------------------- progress
+
+unsigned Engine::progress_locked() {
+  unsigned n = transport_->progress();
+  run_deferred();
+  return n;
+}
+
+unsigned Engine::progress() {
+  std::lock_guard lock(mutex_);
+  return progress_locked();
+}
+
+void Engine::progress_thread_main() {
+  const int fd = transport_->event_fd();
+  while (!stop_progress_thread_.load(std::memory_order_relaxed)) {
+    bool armed = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (progress_locked() == 0 && fd >= 0) {
+        auto a = transport_->arm();
+        armed = a.is_ok() && *a;
+      }
+    }
+    if (armed) {
+      // Sleep until the NIC / socket / shared memory says there is work;
+      // the timeout bounds how late a stop request is seen.
+      pollfd pfd{fd, POLLIN, 0};
+      ::poll(&pfd, 1, 20);
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+// ------------------------------------------------------------- completion
+
+Result<bool> Engine::test_locked(Request* r, MessageStatus* status) {
+  if (r == nullptr || (r->persistent && !r->active)) {
+    if (status != nullptr) *status = empty_status();
+    return true;
+  }
+  if (!r->complete) progress_locked();
+  if (!r->complete) return false;
+  finish(r, status);
+  return true;
+}
+
+Result<bool> Engine::test(Request* r, MessageStatus* status) {
+  std::lock_guard lock(mutex_);
+  return test_locked(r, status);
+}
+
+Status Engine::wait(Request* r, MessageStatus* status) {
+  for (;;) {
+    std::lock_guard lock(mutex_);
+    auto done = test_locked(r, status);
+    if (!done) return done.status();
+    if (*done) return Status::ok();
+  }
+}
+
+Result<bool> Engine::peek_status(Request* r, MessageStatus* status) {
+  std::lock_guard lock(mutex_);
+  if (r == nullptr || (r->persistent && !r->active)) {
+    if (status != nullptr) *status = empty_status();
+    return true;
+  }
+  if (!r->complete) progress_locked();
+  if (r->complete && status != nullptr) *status = r->status;
+  return r->complete;
+}
+
+Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* status) {
+  for (;;) {
+    std::lock_guard lock(mutex_);
+    bool any_active = false;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      Request* r = requests[i];
+      if (r == nullptr || (r->persistent && !r->active)) continue;
+      any_active = true;
+      if (r->complete) {
+        finish(r, status);
+        return static_cast<int>(i);
+      }
+    }
+    if (!any_active) {
+      if (status != nullptr) *status = empty_status();
+      return -1;
+    }
+    progress_locked();
+  }
+}
+
+Status Engine::wait_all(std::span<Request* const> requests, std::span<MessageStatus> statuses) {
+  Status first_error;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    MessageStatus s;
+    TAGWIRE_RETURN_IF_ERROR(wait(requests[i], &s));
+    if (!s.error.is_ok() && first_error.is_ok()) first_error = s.error;
+    if (i < statuses.size()) statuses[i] = std::move(s);
+  }
+  return first_error;
+}
+
+Result<std::vector<int>> Engine::test_some(std::span<Request* const> requests,
+                                           std::span<MessageStatus> statuses) {
+  std::lock_guard lock(mutex_);
+  progress_locked();
+  std::vector<int> done;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    Request* r = requests[i];
+    if (r == nullptr || (r->persistent && !r->active) || !r->complete) continue;
+    finish(r, i < statuses.size() ? &statuses[i] : nullptr);
+    done.push_back(static_cast<int>(i));
+  }
+  return done;
+}
+
+Status Engine::start(Request* r) {
+  if (r == nullptr) return {ErrorCode::kInvalidRequest, "null request"};
+  std::lock_guard lock(mutex_);
+  if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
+  if (r->active) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
+  return r->kind == RequestKind::kSend ? start_send(r) : start_receive(r);
+}
+
+Status Engine::request_free(Request* r) {
+  if (r == nullptr) return {ErrorCode::kInvalidRequest, "free of a null request"};
+  std::lock_guard lock(mutex_);
+  if (r->user_freed) return {ErrorCode::kInvalidRequest, "request freed twice"};
+  if (!r->active || r->complete) {
+    release_request(r);
+  } else {
+    r->user_freed = true;  // released when its operation completes
+  }
+  return Status::ok();
+}
+
+Status Engine::cancel(Request* r) {
+  if (r == nullptr) return {ErrorCode::kInvalidRequest, "cancel of a null request"};
+  std::lock_guard lock(mutex_);
+  if (!r->active || r->complete) return Status::ok();  // nothing to cancel: reports not cancelled
+  if (r->kind == RequestKind::kSend) {
+    return {ErrorCode::kUnsupported, "send cancel needs the cancel layer, not in this build yet"};
+  }
+  if (matcher_.cancel_receive(r->receive_handle)) {
+    r->status = empty_status();
+    r->status.cancelled = true;
+    r->complete = true;
+    if (r->user_freed) release_request(r);
+  }
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------ probe
+
+Result<bool> Engine::iprobe(int source, int tag, Communicator* comm, MessageStatus* status) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, source, true, "source"));
+  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, true));
+  if (source == kProcNull) {
+    if (status != nullptr) *status = proc_null_status();
+    return true;
+  }
+  std::lock_guard lock(mutex_);
+  matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
+  auto found = matcher_.probe(pattern);
+  if (!found) {
+    progress_locked();
+    found = matcher_.probe(pattern);
+  }
+  if (!found) return false;
+  if (status != nullptr) {
+    *status = MessageStatus{};
+    status->source = found->envelope.source;
+    status->tag = found->envelope.tag;
+    status->count = found->length;
+  }
+  return true;
+}
+
+Status Engine::probe(int source, int tag, Communicator* comm, MessageStatus* status) {
+  for (;;) {
+    auto found = iprobe(source, tag, comm, status);
+    if (!found) return found.status();
+    if (*found) return Status::ok();
+  }
+}
+
+Result<std::unique_ptr<Message>> Engine::improbe(int source, int tag, Communicator* comm,
+                                                 MessageStatus* status) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, source, true, "source"));
+  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, true));
+  if (source == kProcNull) {
+    if (status != nullptr) *status = proc_null_status();
+    auto message = std::make_unique<Message>();
+    message->pending.source = kProcNull;  // MPI_MESSAGE_NO_PROC
+    return message;
+  }
+  std::lock_guard lock(mutex_);
+  matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
+  auto found = matcher_.mprobe(pattern);
+  if (!found) {
+    progress_locked();
+    found = matcher_.mprobe(pattern);
+  }
+  if (!found) return std::unique_ptr<Message>();
+  auto it = unexpected_.find(found->cookie);
+  auto message = std::make_unique<Message>();
+  message->pending = std::move(*it->second);
+  message->comm = comm;
+  unexpected_.erase(it);
+  if (status != nullptr) {
+    *status = MessageStatus{};
+    status->source = message->pending.source;
+    status->tag = message->pending.tag;
+    status->count = message->pending.length;
+  }
+  return message;
+}
+
+Result<std::unique_ptr<Message>> Engine::mprobe(int source, int tag, Communicator* comm,
+                                                MessageStatus* status) {
+  for (;;) {
+    auto message = improbe(source, tag, comm, status);
+    if (!message || *message) return message;
+  }
+}
+
+Result<Request*> Engine::imrecv(void* buffer, std::size_t bytes, std::unique_ptr<Message> message) {
+  if (!message) return Status(ErrorCode::kInvalidRequest, "mrecv of a null message");
+  TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
+  std::lock_guard lock(mutex_);
+  Request* r = new_request(RequestKind::kReceive);
+  r->active = true;
+  r->buffer = buffer;
+  r->bytes = bytes;
+  r->comm = message->comm;
+  if (message->comm == nullptr) {
+    complete_null(r);
+    return r;
+  }
+  deliver(r, message->pending, message->pending.data);
+  run_deferred();
+  return r;
+}
+
+// ----------------------------------------------------------- buffered sends
+
+Status Engine::buffer_attach(void* buffer, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (bsend_buffer_ != nullptr) return {ErrorCode::kInvalidBuffer, "a buffer is already attached"};
+  if (buffer == nullptr && bytes > 0) return {ErrorCode::kInvalidBuffer, "null buffer"};
+  bsend_buffer_ = static_cast<std::uint8_t*>(buffer);
+  bsend_size_ = bytes;
+  return Status::ok();
+}
+
+Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
+  for (;;) {
+    std::lock_guard lock(mutex_);
+    if (bsend_blocks_.empty()) break;
+    progress_locked();  // the standard: detach blocks until buffered messages are sent
+  }
+  std::lock_guard lock(mutex_);
+  std::pair<void*, std::size_t> out{bsend_buffer_, bsend_size_};
+  bsend_buffer_ = nullptr;
+  bsend_size_ = 0;
+  return out;
+}
+
+void* Engine::bsend_allocate(std::size_t bytes) {
+  // First fit over the in-use blocks (kept sorted by offset); each block
+  // pays kBsendOverhead, as MPI_BSEND_OVERHEAD promises users.
+  const std::size_t need = bytes + kBsendOverhead;
+  std::size_t offset = 0;
+  auto it = bsend_blocks_.begin();
+  for (; it != bsend_blocks_.end(); ++it) {
+    if (it->first - offset >= need) break;
+    offset = it->first + it->second;
+  }
+  if (bsend_buffer_ == nullptr || offset + need > bsend_size_) return nullptr;
+  bsend_blocks_.insert(it, {offset, need});
+  return bsend_buffer_ + offset;
+}
+
+void Engine::bsend_release(void* block) {
+  auto offset = static_cast<std::size_t>(static_cast<std::uint8_t*>(block) - bsend_buffer_);
+  auto it = std::find_if(bsend_blocks_.begin(), bsend_blocks_.end(),
+                         [&](const auto& b) { return b.first == offset; });
+  if (it != bsend_blocks_.end()) bsend_blocks_.erase(it);
+}
+
+// --------------------------------------------------------- communicators
+
+Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(
+    Communicator* comm, std::span<const std::uint8_t> mine) {
+  // Every rank sends its part to every other on the collective context;
+  // parts are small and fixed-size per call site.
+  const int n = comm->size();
+  const int me = comm->rank();
+  std::vector<std::vector<std::uint8_t>> parts(static_cast<std::size_t>(n),
+                                               std::vector<std::uint8_t>(mine.size()));
+  parts[static_cast<std::size_t>(me)].assign(mine.begin(), mine.end());
+  std::vector<Request*> requests;
+  {
+    std::lock_guard lock(mutex_);
+    for (int peer = 0; peer < n; ++peer) {
+      if (peer == me) continue;
+      for (RequestKind kind : {RequestKind::kReceive, RequestKind::kSend}) {
+        Request* r = new_request(kind);
+        r->collective = true;
+        r->comm = comm;
+        r->peer = peer;
+        r->tag = kCollectiveTag;
+        r->bytes = mine.size();
+        r->buffer = kind == RequestKind::kSend ? const_cast<std::uint8_t*>(mine.data())
+                                               : parts[static_cast<std::size_t>(peer)].data();
+        Status s = kind == RequestKind::kSend ? start_send(r) : start_receive(r);
+        if (!s.is_ok()) return s.with_context("collective");
+        requests.push_back(r);
+      }
+    }
+  }
+  std::vector<MessageStatus> statuses(requests.size());
+  TAGWIRE_RETURN_IF_ERROR(wait_all(requests, statuses));
+  return parts;
+}
+
+Result<std::uint32_t> Engine::agree_context_id(Communicator* comm) {
+  std::uint32_t mine;
+  {
+    std::lock_guard lock(mutex_);
+    mine = next_context_id_;
+  }
+  std::uint8_t bytes[4];
+  std::memcpy(bytes, &mine, 4);
+  auto all = allgather(comm, bytes);
+  if (!all) return all.status();
+  std::uint32_t agreed = 0;
+  for (const auto& part : *all) {
+    std::uint32_t v;
+    std::memcpy(&v, part.data(), 4);
+    agreed = std::max(agreed, v);
+  }
+  std::lock_guard lock(mutex_);
+  next_context_id_ = agreed + 1;
+  return agreed;
+}
+
+Result<Communicator*> Engine::comm_dup(Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  auto id = agree_context_id(comm);
+  if (!id) return id.status();
+  std::lock_guard lock(mutex_);
+  comms_.push_back(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank()));
+  return comms_.back().get();
+}
+
+Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  if (color < 0 && color != kUndefinedColor) {
+    return Status(ErrorCode::kInvalidArgument, "split color must be >= 0 or MPI_UNDEFINED");
+  }
+  std::int32_t mine[2] = {color, key};
+  auto all = allgather(comm, {reinterpret_cast<const std::uint8_t*>(mine), sizeof(mine)});
+  if (!all) return all.status();
+  auto id = agree_context_id(comm);
+  if (!id) return id.status();
+  if (color == kUndefinedColor) return static_cast<Communicator*>(nullptr);
+  // Members of my color, ordered by (key, old rank).
+  std::vector<std::pair<std::int32_t, int>> members;
+  for (int r = 0; r < comm->size(); ++r) {
+    std::int32_t theirs[2];
+    std::memcpy(theirs, (*all)[static_cast<std::size_t>(r)].data(), sizeof(theirs));
+    if (theirs[0] == color) members.emplace_back(theirs[1], r);
+  }
+  std::sort(members.begin(), members.end());
+  std::vector<int> world_ranks;
+  int my_rank = -1;
+  for (const auto& [k, r] : members) {
+    if (r == comm->rank()) my_rank = static_cast<int>(world_ranks.size());
+    world_ranks.push_back(comm->world_rank(r));
+  }
+  std::lock_guard lock(mutex_);
+  comms_.push_back(std::make_unique<Communicator>(*id, std::move(world_ranks), my_rank));
+  return comms_.back().get();
+}
+
+Status Engine::comm_free(Communicator* comm) {
+  std::lock_guard lock(mutex_);
+  if (comm == world_.get() || comm == self_.get()) {
+    return {ErrorCode::kInvalidComm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"};
+  }
+  auto it = std::find_if(comms_.begin(), comms_.end(),
+                         [&](const auto& c) { return c.get() == comm; });
+  if (it == comms_.end()) return {ErrorCode::kInvalidComm, "unknown or already freed communicator"};
+  comms_.erase(it);
+  return Status::ok();
+}
+
+Status Engine::barrier(Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  std::uint8_t token = 0;
+  auto all = allgather(comm, {&token, 1});
+  return all ? Status::ok() : all.status();
+}
+
+// --------------------------------------------------------------- counters
+
+EngineCounters Engine::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+transport::TransportCounters Engine::transport_counters() const {
+  std::lock_guard lock(mutex_);
+  return transport_->counters();
+}
+
+}  // namespace tagwire::engine

@@ -1,0 +1,216 @@
+// Engine: MPI point-to-point semantics over a Transport, with our Matcher
+// deciding every match.
+//
+// Protocols (DESIGN §3):
+//  - eager (bytes <= eager threshold): header + data in one message; the
+//    receiver copies into the user's buffer if a receive is posted, else
+//    into an unexpected buffer;
+//  - rendezvous: RTS with the sender's registered buffer; once matched the
+//    receiver reads straight into the user's buffer and sends FIN; the
+//    sender completes on FIN and drops its registration;
+//  - synchronous: eager ones complete on SYNC_ACK (sent when matched),
+//    rendezvous ones on FIN; ready sends are standard sends; buffered sends
+//    copy into the attached buffer and complete at once.
+//
+// Threading: the engine is MPI_THREAD_FUNNELED. One thread calls the API;
+// an optional progress thread (TAGWIRE_PROGRESS_THREAD=1) drives the
+// transport between calls. One mutex serialises the two.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/config.h"
+#include "engine/bootstrap.h"
+#include "engine/communicator.h"
+#include "engine/request.h"
+#include "engine/wire.h"
+#include "matching/matcher.h"
+#include "transport/transport.h"
+
+namespace tagwire::engine {
+
+inline constexpr int kAnySource = matching::kAnySource;
+inline constexpr int kAnyTag = matching::kAnyTag;
+inline constexpr int kUndefinedColor = -32766;  // MPI_UNDEFINED
+inline constexpr int kTagUpperBound = (1 << 30) - 1;
+
+// A message taken by mprobe: only mrecv can receive it.
+struct Message {
+  PendingMessage pending;
+  Communicator* comm = nullptr;
+};
+
+struct EngineCounters {
+  std::uint64_t eager_sent = 0;
+  std::uint64_t rendezvous_sent = 0;
+  std::uint64_t unexpected = 0;       // messages that arrived before their receive
+  std::uint64_t dropped_messages = 0; // failed wire checks
+  std::uint64_t live_requests = 0;
+};
+
+class Engine final : public transport::Receiver {
+ public:
+  // Starts the engine: bootstrap, transport, address exchange.
+  static Result<std::unique_ptr<Engine>> create(const Config& config,
+                                                std::unique_ptr<Bootstrap> bootstrap);
+  // From the environment: Config::from_environment() and create_bootstrap().
+  static Result<std::unique_ptr<Engine>> create_from_environment();
+
+  ~Engine() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Job-wide barrier, then closes connections. Called by the destructor if
+  // not before.
+  Status finalize();
+
+  int world_rank() const { return world_->rank(); }
+  int world_size() const { return world_->size(); }
+  Communicator* world() const { return world_.get(); }
+  Communicator* self() const { return self_.get(); }
+  const Config& config() const { return config_; }
+  std::string_view transport_name() const { return transport_->name(); }
+  std::string_view bootstrap_kind() const { return bootstrap_->kind(); }
+
+  // Point-to-point, in bytes (datatypes live above this layer).
+  Result<Request*> isend(const void* buffer, std::size_t bytes, int dest, int tag,
+                         Communicator* comm, SendMode mode = SendMode::kStandard);
+  Result<Request*> irecv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm);
+  Status send(const void* buffer, std::size_t bytes, int dest, int tag, Communicator* comm,
+              SendMode mode = SendMode::kStandard);
+  Status recv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
+              MessageStatus* status);
+
+  // Persistent requests: inactive until start().
+  Result<Request*> send_init(const void* buffer, std::size_t bytes, int dest, int tag,
+                             Communicator* comm, SendMode mode = SendMode::kStandard);
+  Result<Request*> recv_init(void* buffer, std::size_t bytes, int source, int tag,
+                             Communicator* comm);
+  Status start(Request* request);
+
+  // Completion. test/wait on a completed non-persistent request release
+  // it; a persistent one becomes inactive. A null or inactive request
+  // completes at once with an empty status.
+  Result<bool> test(Request* request, MessageStatus* status);
+  Status wait(Request* request, MessageStatus* status);
+  // Index of the completed request, or -1 if every request is null/inactive.
+  Result<int> wait_any(std::span<Request* const> requests, MessageStatus* status);
+  Status wait_all(std::span<Request* const> requests, std::span<MessageStatus> statuses);
+  // Indices of the requests that completed (empty if none yet).
+  Result<std::vector<int>> test_some(std::span<Request* const> requests,
+                                     std::span<MessageStatus> statuses);
+  // Completion status without releasing (MPI_Request_get_status).
+  Result<bool> peek_status(Request* request, MessageStatus* status);
+  Status request_free(Request* request);
+  // Receive cancel (local). Send cancel belongs to the cancel layer.
+  Status cancel(Request* request);
+
+  // Probe: the message a receive would get now.
+  Result<bool> iprobe(int source, int tag, Communicator* comm, MessageStatus* status);
+  Status probe(int source, int tag, Communicator* comm, MessageStatus* status);
+  Result<std::unique_ptr<Message>> improbe(int source, int tag, Communicator* comm,
+                                           MessageStatus* status);
+  Result<std::unique_ptr<Message>> mprobe(int source, int tag, Communicator* comm,
+                                          MessageStatus* status);
+  Result<Request*> imrecv(void* buffer, std::size_t bytes, std::unique_ptr<Message> message);
+
+  // Buffered sends.
+  Status buffer_attach(void* buffer, std::size_t bytes);
+  // Waits for pending buffered sends, then hands the buffer back.
+  Result<std::pair<void*, std::size_t>> buffer_detach();
+  static constexpr std::size_t kBsendOverhead = 64;
+
+  // Communicators (collective over `comm`).
+  Result<Communicator*> comm_dup(Communicator* comm);
+  Result<Communicator*> comm_split(Communicator* comm, int color, int key);  // null: undefined
+  Status comm_free(Communicator* comm);
+  Status barrier(Communicator* comm);
+
+  // Drives communication from the calling thread.
+  unsigned progress();
+
+  EngineCounters counters() const;
+  transport::TransportCounters transport_counters() const;
+
+  // transport::Receiver
+  void on_message(std::span<const std::uint8_t> header,
+                  std::span<const std::uint8_t> payload) override;
+
+ private:
+  Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
+         std::unique_ptr<transport::Transport> transport);
+  Status start_up();
+
+  // All below: the caller holds mutex_.
+  unsigned progress_locked();
+  Status check_comm(Communicator* comm) const;
+  Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what) const;
+  Status check_tag(int tag, bool allow_any) const;
+  Status check_buffer(const void* buffer, std::size_t bytes) const;
+  Request* new_request(RequestKind kind);
+  void release_request(Request* r);
+  Status start_send(Request* r);
+  Status start_receive(Request* r);
+  void complete_null(Request* r);
+  void maybe_complete(Request* r);
+  void finish(Request* r, MessageStatus* status);
+  void deliver(Request* r, PendingMessage& message, std::span<const std::uint8_t> eager_data);
+  void issue_rendezvous_read(Request* r);
+  void send_control(int world_peer, MessageType type, std::uint64_t request_id,
+                    std::uint8_t flags = 0);
+  void run_deferred();
+  Result<bool> test_locked(Request* r, MessageStatus* status);
+  void note_error(Request* r, const Status& s);
+  Result<std::vector<std::vector<std::uint8_t>>> allgather(Communicator* comm,
+                                                           std::span<const std::uint8_t> mine);
+  Result<std::uint32_t> agree_context_id(Communicator* comm);
+  void* bsend_allocate(std::size_t bytes);
+  void bsend_release(void* block);
+  void progress_thread_main();
+
+  static void on_send_done(void* ctx, const Status& s);
+  static void on_read_done(void* ctx, const Status& s);
+
+  Config config_;
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::unique_ptr<transport::Transport> transport_;
+  DecodeLimits limits_;
+  std::unique_ptr<Communicator> world_;
+  std::unique_ptr<Communicator> self_;
+  std::vector<std::unique_ptr<Communicator>> comms_;  // dup / split results
+  std::uint32_t next_context_id_ = 2;                  // 0: world, 1: self
+  matching::Matcher matcher_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> unexpected_;
+  std::uint64_t next_unexpected_cookie_ = 1;
+  RequestTable requests_;
+  std::uint64_t next_send_id_ = 0;
+  // Work that must not run inside a transport callback.
+  struct Deferred {
+    enum class Kind { kControl, kRead } kind;
+    int peer = 0;
+    MessageType type = MessageType::kFin;
+    std::uint64_t request_id = 0;
+    std::uint8_t flags = 0;
+    Request* request = nullptr;
+  };
+  std::vector<Deferred> deferred_;
+  // Buffered sends: the attached buffer and its in-use blocks.
+  std::uint8_t* bsend_buffer_ = nullptr;
+  std::size_t bsend_size_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> bsend_blocks_;  // offset, length
+  EngineCounters counters_;
+  bool finalized_ = false;
+
+  mutable std::mutex mutex_;
+  std::thread progress_thread_;
+  std::atomic<bool> stop_progress_thread_{false};
+};
+
+}  // namespace tagwire::engine

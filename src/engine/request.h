@@ -1,0 +1,118 @@
+// Request: one point-to-point operation as the engine tracks it, and the
+// table that names requests on the wire.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/status.h"
+#include "engine/wire.h"
+#include "matching/envelope.h"
+#include "transport/transport.h"
+
+namespace tagwire::engine {
+
+class Communicator;
+
+enum class SendMode { kStandard, kSynchronous, kReady, kBuffered };
+
+inline constexpr int kProcNull = -2;  // MPI_PROC_NULL
+
+// What a completed operation reports (MPI_Status, in bytes).
+struct MessageStatus {
+  int source = kProcNull;
+  int tag = -1;
+  std::size_t count = 0;
+  Status error;
+  bool cancelled = false;
+};
+
+// A received message that no receive has taken yet: its data (eager) or
+// where to read it from (RTS). Owned by the engine's unexpected store, or
+// by a Message handle after mprobe.
+struct PendingMessage {
+  MessageType type = MessageType::kEager;
+  int origin = 0;           // world rank
+  int source = 0;           // communicator rank
+  int tag = 0;
+  bool synchronous = false;
+  std::uint64_t sender_request_id = 0;
+  std::uint64_t length = 0;
+  std::uint64_t remote_address = 0;   // RTS
+  std::vector<std::uint8_t> data;     // eager payload, or RTS remote key
+};
+
+enum class RequestKind { kSend, kReceive };
+
+struct Request {
+  RequestKind kind = RequestKind::kSend;
+  SendMode mode = SendMode::kStandard;
+  bool persistent = false;
+  bool active = false;       // an operation is under way (persistent: started)
+  bool complete = false;
+  bool user_freed = false;   // Request_free before completion: release when done
+  // Arguments (kept for persistent restarts).
+  void* buffer = nullptr;
+  std::size_t bytes = 0;
+  int peer = 0;  // destination or source, communicator rank (or ANY / PROC_NULL)
+  int tag = 0;
+  Communicator* comm = nullptr;
+  bool collective = false;  // on the communicator's collective context (engine-internal)
+  // Progress of the current operation.
+  int local_pending = 0;     // transport operations not yet completed
+  bool awaiting_remote = false;  // FIN or SYNC_ACK still due
+  MessageStatus status;
+  std::uint64_t id = 0;      // name on the wire (RequestTable)
+  EncodedHeader header{};    // send: the header in flight
+  std::unique_ptr<transport::Registration> registration;  // rendezvous source
+  matching::ReceiveHandle receive_handle;                 // posted receive
+  // Receive side of a rendezvous: where to read from, then whom to FIN.
+  std::unique_ptr<PendingMessage> rendezvous;
+  // Buffered send: the internal send from the attached buffer.
+  std::uint8_t* bsend_copy = nullptr;
+  class Engine* engine = nullptr;
+};
+
+// Names requests on the wire with ids that a stale or forged id cannot
+// misread: slot in the low 32 bits, the slot's generation in the high 32.
+class RequestTable {
+ public:
+  std::uint64_t add(Request* r) {
+    std::uint32_t slot;
+    if (free_.empty()) {
+      slot = static_cast<std::uint32_t>(entries_.size());
+      entries_.push_back({nullptr, 0});
+    } else {
+      slot = free_.back();
+      free_.pop_back();
+    }
+    Entry& e = entries_[slot];
+    e.request = r;
+    ++e.generation;
+    return (std::uint64_t{e.generation} << 32) | slot;
+  }
+  Request* find(std::uint64_t id) const {
+    auto slot = static_cast<std::uint32_t>(id);
+    if (slot >= entries_.size()) return nullptr;
+    const Entry& e = entries_[slot];
+    return e.generation == (id >> 32) ? e.request : nullptr;
+  }
+  void remove(std::uint64_t id) {
+    auto slot = static_cast<std::uint32_t>(id);
+    if (slot >= entries_.size() || entries_[slot].generation != (id >> 32)) return;
+    entries_[slot].request = nullptr;
+    free_.push_back(slot);
+  }
+  std::size_t live() const { return entries_.size() - free_.size(); }
+
+ private:
+  struct Entry {
+    Request* request;
+    std::uint32_t generation;
+  };
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> free_;
+};
+
+}  // namespace tagwire::engine

@@ -1,0 +1,79 @@
+#include "engine/wire.h"
+
+#include <cstring>
+#include <string>
+
+namespace tagwire::engine {
+
+namespace {
+
+Status bad(std::string message) { return {ErrorCode::kProtocol, std::move(message)}; }
+
+std::uint8_t allowed_flags(MessageType type) {
+  switch (type) {
+    case MessageType::kEager:
+    case MessageType::kRts: return kFlagSync;
+    case MessageType::kCancelReply: return kFlagCancelled;
+    case MessageType::kFin:
+    case MessageType::kSyncAck:
+    case MessageType::kCancelRequest: return 0;
+  }
+  return 0;
+}
+
+bool carries_envelope(MessageType type) {
+  return type == MessageType::kEager || type == MessageType::kRts ||
+         type == MessageType::kCancelRequest;
+}
+
+}  // namespace
+
+EncodedHeader encode(const Header& header) {
+  EncodedHeader out;
+  std::memcpy(out.data(), &header, sizeof(Header));
+  return out;
+}
+
+Result<Header> decode(std::span<const std::uint8_t> bytes, std::span<const std::uint8_t> payload,
+                      const DecodeLimits& limits) {
+  if (bytes.size() != sizeof(Header)) {
+    return bad("header of " + std::to_string(bytes.size()) + " bytes, expected " +
+               std::to_string(sizeof(Header)));
+  }
+  Header h;
+  std::memcpy(&h, bytes.data(), sizeof(Header));
+  if (h.version != kWireVersion) return bad("wire version " + std::to_string(h.version));
+  if (h.job_token != limits.job_token) return bad("job token does not match this job");
+  auto type = static_cast<std::uint8_t>(h.type);
+  if (type < static_cast<std::uint8_t>(MessageType::kEager) ||
+      type > static_cast<std::uint8_t>(MessageType::kCancelReply)) {
+    return bad("unknown message type " + std::to_string(type));
+  }
+  if ((h.flags & ~allowed_flags(h.type)) != 0) {
+    return bad("flags " + std::to_string(h.flags) + " not valid for type " + std::to_string(type));
+  }
+  if (h.origin < 0 || h.origin >= limits.world_size) {
+    return bad("origin rank " + std::to_string(h.origin) + " outside the job");
+  }
+  if (carries_envelope(h.type) && (h.source < 0 || h.tag < 0)) {
+    return bad("negative source or tag in a message envelope");
+  }
+  switch (h.type) {
+    case MessageType::kEager:
+      if (h.length != payload.size()) return bad("eager length disagrees with its payload");
+      if (h.length > limits.max_eager) return bad("eager message above the eager limit");
+      break;
+    case MessageType::kRts:
+      if (payload.empty() || payload.size() > limits.max_remote_key) {
+        return bad("RTS remote key of " + std::to_string(payload.size()) + " bytes");
+      }
+      if (h.length > 0 && h.remote_address == 0) return bad("RTS with a null buffer address");
+      break;
+    default:
+      if (!payload.empty()) return bad("control message with a payload");
+      break;
+  }
+  return h;
+}
+
+}  // namespace tagwire::engine

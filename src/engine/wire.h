@@ -1,0 +1,69 @@
+// The wire format of every engine message, and the one parser for it.
+//
+// Each message is a fixed 56-byte header plus a payload: eager data, or the
+// packed remote key of an RTS. decode() checks everything a hostile or
+// corrupted peer could get wrong (size, version, job token, type, flags,
+// origin rank, lengths against the payload and the limits) before any
+// field is used; nothing else in the engine reads raw bytes.
+// All ranks of a job run on one architecture: fields are host-order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "common/status.h"
+
+namespace tagwire::engine {
+
+inline constexpr std::uint8_t kWireVersion = 1;
+
+enum class MessageType : std::uint8_t {
+  kEager = 1,          // header + data; matched at the receiver
+  kRts = 2,            // request to send: header + packed rkey of the sender's buffer
+  kFin = 3,            // receiver read the rendezvous data; sender may complete
+  kSyncAck = 4,        // receiver matched a synchronous eager send
+  kCancelRequest = 5,  // sender asks the receiver to cancel a send (cancel layer)
+  kCancelReply = 6,    // receiver's answer: flags carry yes / no
+};
+
+enum HeaderFlags : std::uint8_t {
+  kFlagSync = 1,         // EAGER/RTS: the sender waits for the match (Ssend)
+  kFlagCancelled = 2,    // CANCEL_REPLY: yes, the message was cancelled
+};
+
+struct Header {
+  std::uint64_t job_token = 0;
+  std::uint8_t version = kWireVersion;
+  MessageType type = MessageType::kEager;
+  std::uint8_t flags = 0;
+  std::uint8_t reserved = 0;
+  std::int32_t origin = 0;   // sender's world rank
+  std::uint32_t context = 0;
+  std::int32_t source = 0;   // sender's rank in the communicator
+  std::int32_t tag = 0;
+  std::uint32_t reserved2 = 0;
+  // EAGER/RTS/CANCEL_REQUEST: the sender's request id. FIN/SYNC_ACK/
+  // CANCEL_REPLY: the id of the sender request they answer.
+  std::uint64_t request_id = 0;
+  std::uint64_t length = 0;          // message bytes
+  std::uint64_t remote_address = 0;  // RTS: the sender's buffer
+};
+static_assert(sizeof(Header) == 56, "the wire header is 56 bytes");
+
+using EncodedHeader = std::array<std::uint8_t, sizeof(Header)>;
+
+EncodedHeader encode(const Header& header);
+
+struct DecodeLimits {
+  std::uint64_t job_token = 0;
+  std::int32_t world_size = 0;
+  std::uint64_t max_eager = 0;     // largest eager payload
+  std::size_t max_remote_key = 0;  // largest packed rkey
+};
+
+// Checks and decodes one message. An error means: drop it and count it.
+Result<Header> decode(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
+                      const DecodeLimits& limits);
+
+}  // namespace tagwire::engine

@@ -1,0 +1,121 @@
+// Transport: the one small interface the engine drives, implemented by
+// src/ucx (UCP) and src/verbs (rdma-core). Shaped after what RDMA needs:
+//  - an address to publish through the bootstrap, connections made lazily;
+//  - one ordered message channel per peer, carrying eager data and control
+//    alike, so that a control message can never overtake data it names;
+//  - memory registration with a packed remote key, remote read, and remote
+//    64-bit compare-and-swap.
+// Everything is non-blocking: an operation either finishes at once (kDone)
+// or its Completion runs later, from progress(), exactly once.
+//
+// This header sits below both transports and the engine (DESIGN §1): it
+// includes nothing of theirs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tagwire::transport {
+
+using PeerId = std::int32_t;  // the peer's rank in the job (world rank)
+
+// A one-shot callback: fn(ctx, status).
+struct Completion {
+  void (*fn)(void* ctx, const Status& status) = nullptr;
+  void* ctx = nullptr;
+  void operator()(const Status& s) const {
+    if (fn != nullptr) fn(ctx, s);
+  }
+};
+
+enum class Issued { kDone, kPending };
+
+// What a peer may do with registered memory: the least that the use needs.
+enum class RemoteAccess { kRead, kReadAndAtomic };
+
+// Receives every message that arrives on the ordered channels. Called from
+// progress(); `header` and `payload` are valid only during the call.
+class Receiver {
+ public:
+  virtual ~Receiver() = default;
+  virtual void on_message(std::span<const std::uint8_t> header,
+                          std::span<const std::uint8_t> payload) = 0;
+};
+
+// Registered memory, deregistered when destroyed.
+class Registration {
+ public:
+  virtual ~Registration() = default;
+  // Bytes a peer needs to access this memory remotely.
+  virtual std::span<const std::uint8_t> packed_key() const = 0;
+  virtual std::uint64_t address() const = 0;
+  virtual std::size_t length() const = 0;
+};
+
+struct TransportCounters {
+  std::uint64_t connections = 0;  // endpoints created (lazily)
+  std::uint64_t messages_sent = 0;
+  std::uint64_t messages_received = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t registrations = 0;  // live
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // This process's address, to be published through the bootstrap.
+  virtual std::vector<std::uint8_t> address() const = 0;
+
+  // Every rank's address, indexed by PeerId. Nothing connects yet.
+  virtual Status set_peer_addresses(std::vector<std::vector<std::uint8_t>> addresses) = 0;
+
+  virtual void set_receiver(Receiver* receiver) = 0;
+
+  // Largest header send() accepts.
+  virtual std::size_t max_header() const = 0;
+
+  // Sends header + payload as one message on the ordered channel to `peer`.
+  // The header is copied; the payload must stay valid until completion.
+  virtual Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
+                              std::span<const std::uint8_t> payload, Completion done) = 0;
+
+  virtual Result<std::unique_ptr<Registration>> register_memory(void* address,
+                                                                std::size_t length,
+                                                                RemoteAccess access) = 0;
+
+  // Reads `local.size()` bytes at `remote_address` of `peer` into `local`.
+  virtual Result<Issued> read(PeerId peer, std::span<std::uint8_t> local,
+                              std::uint64_t remote_address,
+                              std::span<const std::uint8_t> remote_key, Completion done) = 0;
+
+  // Atomically: if *remote == expected then *remote = desired; the old value
+  // lands in *old_value.
+  virtual Result<Issued> compare_and_swap(PeerId peer, std::uint64_t remote_address,
+                                          std::span<const std::uint8_t> remote_key,
+                                          std::uint64_t expected, std::uint64_t desired,
+                                          std::uint64_t* old_value, Completion done) = 0;
+
+  // Drives communication; returns how many events it handled.
+  virtual unsigned progress() = 0;
+
+  // Sleeping instead of spinning (the progress thread): arm() returns true
+  // when nothing is pending and event_fd() will become readable on the
+  // next event; false when progress() has work now. -1: no event support.
+  virtual Result<bool> arm() = 0;
+  virtual int event_fd() const = 0;
+
+  // Flushes and closes every connection. Call after a job-wide barrier.
+  virtual Status disconnect_all() = 0;
+
+  virtual TransportCounters counters() const = 0;
+};
+
+}  // namespace tagwire::transport

@@ -1,0 +1,25 @@
+// Turning UCX results into Status.
+#pragma once
+
+#include <ucs/type/status.h>
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace tagwire::ucx {
+
+inline Status ucx_error(std::string_view call, ucs_status_t status) {
+  std::string message(call);
+  message += " failed: ";
+  message += ucs_status_string(status);
+  ErrorCode code = status == UCS_ERR_NO_MEMORY ? ErrorCode::kOutOfResources
+                   : (status == UCS_ERR_ENDPOINT_TIMEOUT || status == UCS_ERR_CONNECTION_RESET ||
+                      status == UCS_ERR_UNREACHABLE)
+                       ? ErrorCode::kPeerFailed
+                       : ErrorCode::kTransport;
+  return {code, std::move(message)};
+}
+
+}  // namespace tagwire::ucx

@@ -1,0 +1,385 @@
+#include "ucx/ucx_transport.h"
+
+#include <ucp/api/ucp.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "ucx/ucx_handles.h"
+#include "ucx/ucx_status.h"
+
+namespace tagwire::ucx {
+
+using transport::Completion;
+using transport::Issued;
+using transport::PeerId;
+
+namespace {
+
+constexpr unsigned kAmId = 17;  // our one active-message id
+constexpr std::size_t kMaxHeader = 128;
+
+// State of one operation handed to UCX, alive until its callback runs.
+// The header is copied here so callers need not keep theirs.
+struct Operation {
+  Completion done;
+  std::uint8_t header[kMaxHeader];
+  RkeyPtr rkey;                 // remote key unpacked for a read or CAS
+  std::uint64_t cas_value = 0;  // CAS: the value to swap in
+  class UcxTransportImpl* owner = nullptr;
+};
+
+class UcxRegistration final : public transport::Registration {
+ public:
+  UcxRegistration(std::unique_ptr<MemoryMap> map, void* address, std::size_t length,
+                  std::uint64_t* live)
+      : map_(std::move(map)), address_(address), length_(length), live_(live) {
+    ++*live_;
+  }
+  ~UcxRegistration() override { --*live_; }
+  std::span<const std::uint8_t> packed_key() const override {
+    return {map_->rkey(), map_->rkey_length()};
+  }
+  std::uint64_t address() const override { return reinterpret_cast<std::uint64_t>(address_); }
+  std::size_t length() const override { return length_; }
+
+ private:
+  std::unique_ptr<MemoryMap> map_;
+  void* address_;
+  std::size_t length_;
+  std::uint64_t* live_;
+};
+
+class UcxTransportImpl final : public transport::Transport {
+ public:
+  UcxTransportImpl(ContextPtr context, WorkerPtr worker, WorkerAddress address, int event_fd)
+      : context_(std::move(context)),
+        worker_(std::move(worker)),
+        address_(std::move(address)),
+        event_fd_(event_fd) {}
+
+  ~UcxTransportImpl() override {
+    // Endpoints must go before the worker; a forced close needs no peer.
+    for (auto& peer : peers_) {
+      if (peer.ep == nullptr) continue;
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      (void)wait_request(ucp_ep_close_nbx(peer.ep, &param));
+      peer.ep = nullptr;
+    }
+    for (Operation* op : free_ops_) delete op;
+  }
+
+  std::string_view name() const override { return "ucx"; }
+
+  std::vector<std::uint8_t> address() const override {
+    return {address_.data(), address_.data() + address_.size()};
+  }
+
+  Status set_peer_addresses(std::vector<std::vector<std::uint8_t>> addresses) override {
+    peers_.clear();
+    peers_.resize(addresses.size());
+    for (std::size_t i = 0; i < addresses.size(); ++i) {
+      if (addresses[i].empty()) {
+        return {ErrorCode::kInvalidArgument, "empty UCX address for rank " + std::to_string(i)};
+      }
+      peers_[i].address = std::move(addresses[i]);
+    }
+    return Status::ok();
+  }
+
+  void set_receiver(transport::Receiver* receiver) override { receiver_ = receiver; }
+
+  std::size_t max_header() const override { return kMaxHeader; }
+
+  Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
+                      std::span<const std::uint8_t> payload, Completion done) override {
+    if (header.size() > kMaxHeader) {
+      return Status(ErrorCode::kInternal, "message header larger than the transport allows");
+    }
+    auto ep = endpoint(peer);
+    if (!ep) return ep.status();
+    Operation* op = new_operation(done);
+    std::memcpy(op->header, header.data(), header.size());
+    ucp_request_param_t param{};
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    param.cb.send = &UcxTransportImpl::on_send_done;
+    param.user_data = op;
+    ++counters_.messages_sent;
+    ucs_status_ptr_t request = ucp_am_send_nbx(*ep, kAmId, op->header, header.size(),
+                                               payload.data(), payload.size(), &param);
+    return finish_issue(request, op, "ucp_am_send_nbx");
+  }
+
+  Result<std::unique_ptr<transport::Registration>> register_memory(
+      void* address, std::size_t length, transport::RemoteAccess access) override {
+    ucp_mem_map_params_t params{};
+    params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                        UCP_MEM_MAP_PARAM_FIELD_PROT;
+    params.address = address;
+    params.length = length == 0 ? 1 : length;  // UCX refuses empty maps
+    // The least rights the use needs: a rendezvous source is only read;
+    // UCP counts remote atomics as remote writes.
+    params.prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
+                  UCP_MEM_MAP_PROT_REMOTE_READ;
+    if (access == transport::RemoteAccess::kReadAndAtomic) {
+      params.prot |= UCP_MEM_MAP_PROT_REMOTE_WRITE;
+    }
+    ucp_mem_h memh = nullptr;
+    ucs_status_t s = ucp_mem_map(context_.get(), &params, &memh);
+    if (s != UCS_OK) return ucx_error("ucp_mem_map", s);
+    void* rkey_buffer = nullptr;
+    std::size_t rkey_length = 0;
+    s = ucp_rkey_pack(context_.get(), memh, &rkey_buffer, &rkey_length);
+    auto map = std::make_unique<MemoryMap>(context_.get(), memh,
+                                           s == UCS_OK ? rkey_buffer : nullptr, rkey_length);
+    if (s != UCS_OK) return ucx_error("ucp_rkey_pack", s);
+    return std::unique_ptr<transport::Registration>(
+        new UcxRegistration(std::move(map), address, length, &counters_.registrations));
+  }
+
+  Result<Issued> read(PeerId peer, std::span<std::uint8_t> local, std::uint64_t remote_address,
+                      std::span<const std::uint8_t> remote_key, Completion done) override {
+    auto ep = endpoint(peer);
+    if (!ep) return ep.status();
+    ucp_rkey_h rkey = nullptr;
+    ucs_status_t s = ucp_ep_rkey_unpack(*ep, remote_key.data(), &rkey);
+    if (s != UCS_OK) return ucx_error("ucp_ep_rkey_unpack", s);
+    Operation* op = new_operation(done);
+    op->rkey.reset(rkey);
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &UcxTransportImpl::on_send_done;
+    param.user_data = op;
+    counters_.bytes_read += local.size();
+    ucs_status_ptr_t request =
+        ucp_get_nbx(*ep, local.data(), local.size(), remote_address, rkey, &param);
+    return finish_issue(request, op, "ucp_get_nbx");
+  }
+
+  Result<Issued> compare_and_swap(PeerId peer, std::uint64_t remote_address,
+                                  std::span<const std::uint8_t> remote_key,
+                                  std::uint64_t expected, std::uint64_t desired,
+                                  std::uint64_t* old_value, Completion done) override {
+    if (remote_address % 8 != 0) {
+      return Status(ErrorCode::kInvalidArgument, "compare-and-swap target is not 8-byte aligned");
+    }
+    auto ep = endpoint(peer);
+    if (!ep) return ep.status();
+    ucp_rkey_h rkey = nullptr;
+    ucs_status_t s = ucp_ep_rkey_unpack(*ep, remote_key.data(), &rkey);
+    if (s != UCS_OK) return ucx_error("ucp_ep_rkey_unpack", s);
+    Operation* op = new_operation(done);
+    op->rkey.reset(rkey);
+    // UCP's CSWAP: the buffer holds the new value, reply_buffer the
+    // comparand on entry and the old value on completion.
+    *old_value = expected;
+    op->cas_value = desired;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.cb.send = &UcxTransportImpl::on_send_done;
+    param.user_data = op;
+    param.datatype = ucp_dt_make_contig(8);
+    param.reply_buffer = old_value;
+    ucs_status_ptr_t request =
+        ucp_atomic_op_nbx(*ep, UCP_ATOMIC_OP_CSWAP, &op->cas_value, 1, remote_address, rkey, &param);
+    return finish_issue(request, op, "ucp_atomic_op_nbx");
+  }
+
+  unsigned progress() override {
+    unsigned n = 0;
+    while (unsigned k = ucp_worker_progress(worker_.get())) n += k;
+    return n;
+  }
+
+  Result<bool> arm() override {
+    if (event_fd_ < 0) return false;
+    ucs_status_t s = ucp_worker_arm(worker_.get());
+    if (s == UCS_ERR_BUSY) return false;  // events already pending
+    if (s != UCS_OK) return ucx_error("ucp_worker_arm", s);
+    return true;
+  }
+
+  int event_fd() const override { return event_fd_; }
+
+  Status disconnect_all() override {
+    Status result;
+    for (auto& peer : peers_) {
+      if (peer.ep == nullptr) continue;
+      ucp_request_param_t param{};  // flush, then close
+      Status s = wait_request(ucp_ep_close_nbx(peer.ep, &param));
+      if (!s.is_ok() && result.is_ok()) result = s;
+      peer.ep = nullptr;
+    }
+    return result;
+  }
+
+  transport::TransportCounters counters() const override { return counters_; }
+
+ private:
+  struct Peer {
+    std::vector<std::uint8_t> address;
+    ucp_ep_h ep = nullptr;
+  };
+
+  // The endpoint to `peer`, created on first use.
+  Result<ucp_ep_h> endpoint(PeerId peer) {
+    if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) {
+      return Status(ErrorCode::kInvalidRank, "no such peer " + std::to_string(peer));
+    }
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.ep != nullptr) return p.ep;
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = reinterpret_cast<const ucp_address_t*>(p.address.data());
+    ucs_status_t s = ucp_ep_create(worker_.get(), &params, &p.ep);
+    if (s != UCS_OK) {
+      p.ep = nullptr;
+      return ucx_error("ucp_ep_create to rank " + std::to_string(peer), s);
+    }
+    ++counters_.connections;
+    TW_DEBUG("ucx", "connected to rank " << peer);
+    return p.ep;
+  }
+
+  Operation* new_operation(Completion done) {
+    Operation* op;
+    if (free_ops_.empty()) {
+      op = new Operation;
+    } else {
+      op = free_ops_.back();
+      free_ops_.pop_back();
+    }
+    op->done = done;
+    op->owner = this;
+    return op;
+  }
+
+  void release_operation(Operation* op) {
+    op->rkey.reset();
+    free_ops_.push_back(op);
+  }
+
+  Result<Issued> finish_issue(ucs_status_ptr_t request, Operation* op, const char* call) {
+    if (request == nullptr) {
+      release_operation(op);
+      return Issued::kDone;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+      release_operation(op);
+      return ucx_error(call, UCS_PTR_STATUS(request));
+    }
+    return Issued::kPending;
+  }
+
+  static void on_send_done(void* request, ucs_status_t status, void* user_data) {
+    auto* op = static_cast<Operation*>(user_data);
+    ucp_request_free(request);
+    Completion done = op->done;
+    op->owner->release_operation(op);
+    done(status == UCS_OK ? Status::ok() : ucx_error("UCX operation", status));
+  }
+
+  static ucs_status_t on_am(void* arg, const void* header, std::size_t header_length, void* data,
+                            std::size_t length, const ucp_am_recv_param_t* param) {
+    auto* self = static_cast<UcxTransportImpl*>(arg);
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+      // We always send eagerly; a rendezvous AM is not ours to take.
+      TW_ERROR("ucx", "dropping a rendezvous active message of " << length << " bytes");
+      return UCS_OK;
+    }
+    ++self->counters_.messages_received;
+    if (self->receiver_ != nullptr) {
+      self->receiver_->on_message({static_cast<const std::uint8_t*>(header), header_length},
+                                  {static_cast<const std::uint8_t*>(data), length});
+    }
+    return UCS_OK;  // data consumed during the call
+  }
+
+  // Progresses until a request of ours (close, flush) finishes.
+  Status wait_request(ucs_status_ptr_t request) {
+    if (request == nullptr) return Status::ok();
+    if (UCS_PTR_IS_ERR(request)) return ucx_error("ucp request", UCS_PTR_STATUS(request));
+    ucs_status_t s;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    do {
+      ucp_worker_progress(worker_.get());
+      s = ucp_request_check_status(request);
+    } while (s == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline);
+    ucp_request_free(request);
+    if (s == UCS_INPROGRESS) return {ErrorCode::kPeerFailed, "UCX request did not finish in 10 s"};
+    return s == UCS_OK ? Status::ok() : ucx_error("ucp request", s);
+  }
+
+ public:
+  Status install_handler() {
+    ucp_am_handler_param_t param{};
+    param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                       UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    param.id = kAmId;
+    param.flags = UCP_AM_FLAG_WHOLE_MSG;
+    param.cb = &UcxTransportImpl::on_am;
+    param.arg = this;
+    ucs_status_t s = ucp_worker_set_am_recv_handler(worker_.get(), &param);
+    return s == UCS_OK ? Status::ok() : ucx_error("ucp_worker_set_am_recv_handler", s);
+  }
+
+ private:
+  ContextPtr context_;
+  WorkerPtr worker_;
+  WorkerAddress address_;
+  int event_fd_;
+  std::vector<Peer> peers_;
+  transport::Receiver* receiver_ = nullptr;
+  std::vector<Operation*> free_ops_;
+  transport::TransportCounters counters_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOptions& options) {
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 0;
+  ucp_config_t* config = nullptr;
+  ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
+  if (s != UCS_OK) return ucx_error("ucp_config_read", s);
+  ucp_context_h raw_context = nullptr;
+  s = ucp_init(&params, config, &raw_context);
+  ucp_config_release(config);
+  if (s != UCS_OK) return ucx_error("ucp_init", s);
+  ContextPtr context(raw_context);
+
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker_params.thread_mode =
+      options.shared_with_progress_thread ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
+  ucp_worker_h raw_worker = nullptr;
+  s = ucp_worker_create(context.get(), &worker_params, &raw_worker);
+  if (s != UCS_OK) return ucx_error("ucp_worker_create", s);
+  WorkerPtr worker(raw_worker);
+
+  ucp_address_t* raw_address = nullptr;
+  std::size_t address_length = 0;
+  s = ucp_worker_get_address(worker.get(), &raw_address, &address_length);
+  if (s != UCS_OK) return ucx_error("ucp_worker_get_address", s);
+  WorkerAddress address(worker.get(), raw_address, address_length);
+
+  int event_fd = -1;
+  if (ucp_worker_get_efd(worker.get(), &event_fd) != UCS_OK) event_fd = -1;
+
+  auto impl = std::make_unique<UcxTransportImpl>(std::move(context), std::move(worker),
+                                                 std::move(address), event_fd);
+  TAGWIRE_RETURN_IF_ERROR(impl->install_handler());
+  return std::unique_ptr<transport::Transport>(std::move(impl));
+}
+
+}  // namespace tagwire::ucx

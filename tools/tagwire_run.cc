@@ -1,0 +1,444 @@
+// tagwire-run: start N ranks of a program on this machine.
+//
+//   tagwire-run -n N [--timeout SECONDS] [--tag-output] [--] program [args...]
+//
+// The launcher is the ranks' bootstrap: it listens on a Unix socket in a
+// private (0700) directory, hands each rank its rank, the job size and a
+// random job key, and answers allgather rounds once every rank has sent its
+// part. A connection without the job key is refused. The first rank that
+// fails (non-zero exit, signal) stops the job: the others get SIGTERM, then
+// SIGKILL; the launcher exits with the failing rank's status (128+signal
+// for a signal, 124 on timeout). Children die with the launcher
+// (PR_SET_PDEATHSIG), so no rank outlives it.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/bootstrap.h"
+#include "engine/frame_io.h"
+
+namespace {
+
+using namespace tagwire;
+using namespace tagwire::engine;
+using Clock = std::chrono::steady_clock;
+
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  int saved = errno;
+  unsigned char b = static_cast<unsigned char>(sig);
+  (void)!::write(g_signal_pipe[1], &b, 1);
+  errno = saved;
+}
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: tagwire-run -n N [options] [--] program [args...]\n"
+               "Start N ranks of program on this machine, with Tagwire's bootstrap.\n\n"
+               "  -n, --np N          number of ranks (1..4096)\n"
+               "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
+               "  --tag-output        prefix every output line with [rank]\n"
+               "  -h, --help          this text\n\n"
+               "Exit status: 0 if every rank exits 0; otherwise the first failing rank's\n"
+               "status (128+signal if it was killed), 124 on timeout.\n");
+}
+
+struct Options {
+  int ranks = 0;
+  double timeout_seconds = 0;
+  bool tag_output = false;
+  std::vector<char*> command;
+};
+
+bool parse_options(int argc, char** argv, Options* o) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "-h" || a == "--help") {
+      usage(stdout);
+      std::exit(0);
+    } else if (a == "-n" || a == "--np" || a == "-np") {
+      const char* v = value();
+      if (v == nullptr) return false;
+      char* end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (*end != '\0' || n < 1 || n > 4096) {
+        std::fprintf(stderr, "tagwire-run: -n wants a number of ranks from 1 to 4096, not '%s'\n", v);
+        return false;
+      }
+      o->ranks = static_cast<int>(n);
+    } else if (a == "--timeout") {
+      const char* v = value();
+      if (v == nullptr) return false;
+      char* end = nullptr;
+      o->timeout_seconds = std::strtod(v, &end);
+      if (*end != '\0' || o->timeout_seconds <= 0) {
+        std::fprintf(stderr, "tagwire-run: --timeout wants seconds above zero, not '%s'\n", v);
+        return false;
+      }
+    } else if (a == "--tag-output") {
+      o->tag_output = true;
+    } else if (a == "--") {
+      ++i;
+      break;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "tagwire-run: unknown option %s\n", a.c_str());
+      return false;
+    } else {
+      break;
+    }
+  }
+  for (; i < argc; ++i) o->command.push_back(argv[i]);
+  o->command.push_back(nullptr);
+  if (o->ranks == 0 || o->command.size() < 2) return false;
+  return true;
+}
+
+struct Rank {
+  pid_t pid = -1;
+  bool running = false;
+  int out_fd = -1;  // --tag-output pipes
+  int err_fd = -1;
+  std::string out_partial, err_partial;
+};
+
+struct Client {
+  int rank = -1;  // -1 until its hello is accepted
+  bool has_part = false;
+  std::vector<std::uint8_t> part;
+};
+
+class Launcher {
+ public:
+  explicit Launcher(Options options) : o_(std::move(options)), ranks_(o_.ranks) {}
+
+  int run() {
+    if (!set_up()) return 1;
+    for (int r = 0; r < o_.ranks; ++r) {
+      if (!spawn(r)) {
+        fail(-1, 127, "could not start rank " + std::to_string(r));
+        break;
+      }
+    }
+    loop();
+    clean_up();
+    return exit_status_;
+  }
+
+ private:
+  bool set_up() {
+    const char* tmp = std::getenv("TMPDIR");
+    dir_ = std::string(tmp != nullptr ? tmp : "/tmp") + "/tagwire-XXXXXX";
+    if (::mkdtemp(dir_.data()) == nullptr) {
+      std::perror("tagwire-run: mkdtemp");
+      return false;
+    }
+    ::chmod(dir_.c_str(), 0700);  // only this user may reach the socket
+    socket_path_ = dir_ + "/boot.sock";
+    key_.resize(local_bootstrap::kKeyBytes);
+    if (::getrandom(key_.data(), key_.size(), 0) != static_cast<ssize_t>(key_.size())) {
+      std::perror("tagwire-run: getrandom");
+      return false;
+    }
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (socket_path_.size() >= sizeof(addr.sun_path)) {
+      std::fprintf(stderr, "tagwire-run: TMPDIR path too long for a socket\n");
+      return false;
+    }
+    std::strcpy(addr.sun_path, socket_path_.c_str());
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(listen_fd_, 4096) != 0) {
+      std::perror("tagwire-run: bootstrap socket");
+      return false;
+    }
+    if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+    start_ = Clock::now();
+    return true;
+  }
+
+  bool spawn(int r) {
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    if (o_.tag_output && (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)) {
+      return false;
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+      // One process group for the whole job: the launcher signals it whole.
+      ::setpgid(0, pgid_ == 0 ? 0 : pgid_);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() == 1) _exit(1);  // the launcher is already gone
+      if (o_.tag_output) {
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(err[1], STDERR_FILENO);
+      }
+      ::setenv(local_bootstrap::kSocketVariable, socket_path_.c_str(), 1);
+      ::setenv(local_bootstrap::kRankVariable, std::to_string(r).c_str(), 1);
+      ::setenv(local_bootstrap::kSizeVariable, std::to_string(o_.ranks).c_str(), 1);
+      ::setenv(local_bootstrap::kKeyVariable, local_bootstrap::key_to_hex(key_).c_str(), 1);
+      for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+      ::execvp(o_.command[0], o_.command.data());
+      std::fprintf(stderr, "tagwire-run: cannot run %s: %s\n", o_.command[0], std::strerror(errno));
+      _exit(127);
+    }
+    if (pgid_ == 0) pgid_ = pid;
+    ::setpgid(pid, pgid_);  // also from here, so there is no race with the child
+    Rank& rank = ranks_[static_cast<std::size_t>(r)];
+    rank.pid = pid;
+    rank.running = true;
+    ++running_;
+    if (o_.tag_output) {
+      ::close(out[1]);
+      ::close(err[1]);
+      rank.out_fd = out[0];
+      rank.err_fd = err[0];
+    }
+    return true;
+  }
+
+  void loop() {
+    while (running_ > 0 || any_output_open()) {
+      std::vector<pollfd> fds;
+      fds.push_back({g_signal_pipe[0], POLLIN, 0});
+      fds.push_back({listen_fd_, POLLIN, 0});
+      for (const auto& [fd, c] : clients_) fds.push_back({fd, POLLIN, 0});
+      for (const auto& r : ranks_) {
+        if (r.out_fd >= 0) fds.push_back({r.out_fd, POLLIN, 0});
+        if (r.err_fd >= 0) fds.push_back({r.err_fd, POLLIN, 0});
+      }
+      ::poll(fds.data(), fds.size(), 100);
+      for (const auto& p : fds) {
+        if (p.revents == 0) continue;
+        if (p.fd == g_signal_pipe[0]) {
+          handle_signals();
+        } else if (p.fd == listen_fd_) {
+          accept_clients();
+        } else if (clients_.count(p.fd) != 0) {
+          handle_client(p.fd);
+        } else {
+          forward_output(p.fd);
+        }
+      }
+      reap();
+      check_deadlines();
+    }
+  }
+
+  void handle_signals() {
+    unsigned char sig;
+    while (::read(g_signal_pipe[0], &sig, 1) == 1) {
+      if (sig == SIGCHLD) continue;  // reap() runs after every wake-up
+      fail(-1, 128 + sig, std::string("interrupted by ") + strsignal(sig));
+    }
+  }
+
+  void accept_clients() {
+    for (;;) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+      // A client that stalls mid-frame must not freeze the launcher.
+      timeval tv{5, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      clients_[fd] = Client{};
+    }
+  }
+
+  void drop_client(int fd, const std::string& why) {
+    Client c = clients_[fd];
+    clients_.erase(fd);
+    ::close(fd);
+    if (c.rank >= 0 && (c.has_part || round_parts_ > 0)) {
+      // Its peers are waiting in an exchange that can never finish.
+      fail(c.rank, 1, "rank " + std::to_string(c.rank) + " left during a bootstrap exchange (" +
+                          why + ")");
+    }
+  }
+
+  void handle_client(int fd) {
+    auto frame = read_frame(fd);
+    Client& c = clients_[fd];
+    if (!frame) {
+      drop_client(fd, frame.status().message());
+      return;
+    }
+    if (c.rank < 0) {
+      auto hello = local_bootstrap::parse_hello(*frame);
+      if (!hello || hello->key != key_ || hello->rank >= static_cast<std::uint32_t>(o_.ranks) ||
+          joined_.count(static_cast<int>(hello->rank)) != 0) {
+        std::fprintf(stderr,
+                     "tagwire-run: refused a bootstrap connection without this job's key\n");
+        clients_.erase(fd);
+        ::close(fd);
+        return;
+      }
+      c.rank = static_cast<int>(hello->rank);
+      joined_[c.rank] = fd;
+      std::uint8_t ok = 1;
+      (void)write_frame(fd, {&ok, 1});
+      return;
+    }
+    if (c.has_part) {
+      drop_client(fd, "sent twice in one exchange");
+      return;
+    }
+    c.has_part = true;
+    c.part = std::move(frame).value();
+    if (++round_parts_ == o_.ranks) answer_round();
+  }
+
+  void answer_round() {
+    std::vector<std::vector<std::uint8_t>> table(static_cast<std::size_t>(o_.ranks));
+    for (auto& [fd, c] : clients_) {
+      if (c.rank >= 0) table[static_cast<std::size_t>(c.rank)] = std::move(c.part);
+    }
+    auto packed = pack_table(table);
+    for (auto& [fd, c] : clients_) {
+      if (c.rank < 0) continue;
+      (void)write_frame(fd, packed);
+      c.has_part = false;
+      c.part.clear();
+    }
+    round_parts_ = 0;
+  }
+
+  void forward_output(int fd) {
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      Rank& rank = ranks_[r];
+      bool is_out = fd == rank.out_fd;
+      if (!is_out && fd != rank.err_fd) continue;
+      std::string& partial = is_out ? rank.out_partial : rank.err_partial;
+      FILE* sink = is_out ? stdout : stderr;
+      char buf[65536];
+      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n > 0) partial.append(buf, static_cast<std::size_t>(n));
+      std::size_t pos;
+      while ((pos = partial.find('\n')) != std::string::npos) {
+        std::fprintf(sink, "[%zu] %.*s\n", r, static_cast<int>(pos), partial.data());
+        partial.erase(0, pos + 1);
+      }
+      if (n <= 0) {  // EOF: flush what is left
+        if (!partial.empty()) std::fprintf(sink, "[%zu] %s\n", r, partial.c_str());
+        partial.clear();
+        ::close(fd);
+        (is_out ? rank.out_fd : rank.err_fd) = -1;
+      }
+      std::fflush(sink);
+      return;
+    }
+  }
+
+  bool any_output_open() const {
+    for (const auto& r : ranks_) {
+      if (r.out_fd >= 0 || r.err_fd >= 0) return true;
+    }
+    return false;
+  }
+
+  void reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) return;
+      for (std::size_t r = 0; r < ranks_.size(); ++r) {
+        Rank& rank = ranks_[r];
+        if (rank.pid != pid || !rank.running) continue;
+        rank.running = false;
+        --running_;
+        int code = 0;
+        std::string what;
+        if (WIFSIGNALED(status)) {
+          code = 128 + WTERMSIG(status);
+          what = std::string("was killed by ") + strsignal(WTERMSIG(status));
+        } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+          code = WEXITSTATUS(status);
+          what = "exited with status " + std::to_string(code);
+        }
+        if (code != 0 && !stopping_) {
+          fail(static_cast<int>(r), code,
+               "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " + what);
+        }
+      }
+    }
+  }
+
+  // Records the first failure and stops the job.
+  void fail(int rank, int code, const std::string& why) {
+    if (stopping_) return;
+    stopping_ = true;
+    exit_status_ = code;
+    std::fprintf(stderr, "tagwire-run: %s; stopping the job\n", why.c_str());
+    (void)rank;
+    if (pgid_ > 0) ::kill(-pgid_, SIGTERM);
+    kill_deadline_ = Clock::now() + std::chrono::seconds(3);
+  }
+
+  void check_deadlines() {
+    auto now = Clock::now();
+    if (!stopping_ && o_.timeout_seconds > 0 &&
+        now - start_ > std::chrono::duration<double>(o_.timeout_seconds)) {
+      fail(-1, 124, "timeout after " + std::to_string(o_.timeout_seconds) + " s");
+    }
+    if (stopping_ && running_ > 0 && now > kill_deadline_ && pgid_ > 0) {
+      ::kill(-pgid_, SIGKILL);
+      kill_deadline_ = now + std::chrono::seconds(1);
+    }
+  }
+
+  void clean_up() {
+    for (auto& [fd, c] : clients_) ::close(fd);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    ::unlink(socket_path_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+
+  Options o_;
+  std::vector<Rank> ranks_;
+  int running_ = 0;
+  pid_t pgid_ = 0;
+  std::string dir_, socket_path_;
+  std::vector<std::uint8_t> key_;
+  int listen_fd_ = -1;
+  std::map<int, Client> clients_;
+  std::map<int, int> joined_;  // rank -> fd
+  int round_parts_ = 0;
+  bool stopping_ = false;
+  int exit_status_ = 0;
+  Clock::time_point start_, kill_deadline_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (!parse_options(argc, argv, &options)) {
+    usage(stderr);
+    return 2;
+  }
+  return Launcher(std::move(options)).run();
+}
