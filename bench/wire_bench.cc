@@ -101,13 +101,21 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    auto next = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "missing value\n"), std::exit(2), ""); };
-    if (s == "--test") a.test = next();
-    else if (s == "--min") a.min_size = std::strtoull(next(), nullptr, 0);
-    else if (s == "--max") a.max_size = std::strtoull(next(), nullptr, 0);
-    else if (s == "--window") a.window = std::atoi(next());
-    else if (s == "--scale") a.scale = std::atof(next());
-    else if (s == "--json") a.json = true;
+    auto next = [&] {
+      return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "missing value\n"), std::exit(2), "");
+    };
+    if (s == "--test")
+      a.test = next();
+    else if (s == "--min")
+      a.min_size = std::strtoull(next(), nullptr, 0);
+    else if (s == "--max")
+      a.max_size = std::strtoull(next(), nullptr, 0);
+    else if (s == "--window")
+      a.window = std::atoi(next());
+    else if (s == "--scale")
+      a.scale = std::atof(next());
+    else if (s == "--json")
+      a.json = true;
     else {
       std::fprintf(stderr,
                    "usage: tagwire-run -n 2 wire_bench [--test latency|bw|rate] [--min B] [--max B]"

@@ -81,7 +81,8 @@ bool parse_options(int argc, char** argv, Options* o) {
       char* end = nullptr;
       long n = std::strtol(v, &end, 10);
       if (*end != '\0' || n < 1 || n > 4096) {
-        std::fprintf(stderr, "tagwire-run: -n wants a number of ranks from 1 to 4096, not '%s'\n", v);
+        std::fprintf(stderr, "tagwire-run: -n wants a number of ranks from 1 to 4096, not '%s'\n",
+                     v);
         return false;
       }
       o->ranks = static_cast<int>(n);
@@ -275,8 +276,8 @@ class Launcher {
     ::close(fd);
     if (c.rank >= 0 && (c.has_part || round_parts_ > 0)) {
       // Its peers are waiting in an exchange that can never finish.
-      fail(c.rank, 1, "rank " + std::to_string(c.rank) + " left during a bootstrap exchange (" +
-                          why + ")");
+      fail(c.rank, 1,
+           "rank " + std::to_string(c.rank) + " left during a bootstrap exchange (" + why + ")");
     }
   }
 

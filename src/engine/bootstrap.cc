@@ -1,5 +1,6 @@
 #include "engine/bootstrap.h"
 
+#include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -13,11 +14,19 @@
 
 #include "engine/frame_io.h"
 
+#ifdef TAGWIRE_HAVE_PMIX
+#include "engine/bootstrap_pmix.h"
+#endif
+
 namespace tagwire::engine {
 
 Status Bootstrap::barrier() {
   auto all = allgather({});
   return all ? Status::ok() : all.status();
+}
+
+Status Bootstrap::barrier_with_progress(const std::function<void()>& /*progress*/) {
+  return barrier();
 }
 
 namespace local_bootstrap {
@@ -114,6 +123,22 @@ class LocalBootstrap final : public Bootstrap {
     return table;
   }
 
+  Status barrier_with_progress(const std::function<void()>& progress) override {
+    TAGWIRE_RETURN_IF_ERROR(write_frame(fd_, {}));
+    for (;;) {
+      pollfd pfd{fd_, POLLIN, 0};
+      int ready = ::poll(&pfd, 1, 1);
+      if (ready > 0) break;
+      if (ready < 0 && errno != EINTR) {
+        return Status(ErrorCode::kPeerFailed,
+                      std::string("bootstrap poll: ") + std::strerror(errno));
+      }
+      progress();
+    }
+    auto frame = read_frame(fd_);
+    return frame ? Status::ok() : frame.status().with_context("bootstrap barrier");
+  }
+
  private:
   int fd_;
   int rank_;
@@ -127,7 +152,8 @@ Result<std::unique_ptr<Bootstrap>> connect_local(const char* socket_path) {
   auto size = parse_int_variable(kSizeVariable, 1);
   if (!size) return size.status();
   if (*rank >= *size) {
-    return Status(ErrorCode::kConfig, std::string(kRankVariable) + " is not below " + kSizeVariable);
+    return Status(ErrorCode::kConfig,
+                  std::string(kRankVariable) + " is not below " + kSizeVariable);
   }
   const char* hex = std::getenv(kKeyVariable);
   auto key = key_from_hex(hex == nullptr ? "" : hex);
@@ -144,8 +170,8 @@ Result<std::unique_ptr<Bootstrap>> connect_local(const char* socket_path) {
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     int e = errno;
     ::close(fd);
-    return Status(ErrorCode::kPeerFailed,
-                  std::string("cannot reach the launcher at ") + socket_path + ": " + std::strerror(e));
+    return Status(ErrorCode::kPeerFailed, std::string("cannot reach the launcher at ") +
+                                              socket_path + ": " + std::strerror(e));
   }
   auto bootstrap = std::make_unique<LocalBootstrap>(fd, *rank, *size, token_from_key(*key));
   Status s = write_frame(fd, make_hello(static_cast<std::uint32_t>(*rank), *key));
@@ -178,9 +204,18 @@ class SingletonBootstrap final : public Bootstrap {
 
 Result<std::unique_ptr<Bootstrap>> create_bootstrap() {
   if (const char* path = std::getenv(kSocketVariable)) return connect_local(path);
-  if (std::getenv("PMIX_RANK") != nullptr || std::getenv("PMI_FD") != nullptr) {
+  if (std::getenv("PMIX_RANK") != nullptr) {
+#ifdef TAGWIRE_HAVE_PMIX
+    return create_pmix_bootstrap();
+#else
     return Status(ErrorCode::kUnsupported,
-                  "started by a PMIx/PMI-2 launcher, but this build has no PMIx/PMI-2 bootstrap yet");
+                  "started by a PMIx launcher, but this build has no PMIx (install libpmix-dev)");
+#endif
+  }
+  if (std::getenv("PMI_FD") != nullptr || std::getenv("PMI_RANK") != nullptr) {
+    return Status(ErrorCode::kUnsupported,
+                  "started by a PMI-2 launcher (srun --mpi=pmi2), which this build cannot use yet; "
+                  "use srun --mpi=pmix or tagwire-run");
   }
   return std::unique_ptr<Bootstrap>(new SingletonBootstrap);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -29,6 +30,9 @@ class Bootstrap {
   virtual Result<std::vector<std::vector<std::uint8_t>>> allgather(
       std::span<const std::uint8_t> mine) = 0;
   virtual Status barrier();
+  // A barrier that calls `progress` while it waits, for when peers may
+  // need this process's transport to move (closing connections).
+  virtual Status barrier_with_progress(const std::function<void()>& progress);
 };
 
 Result<std::unique_ptr<Bootstrap>> create_bootstrap();

@@ -41,7 +41,8 @@ Result<std::unique_ptr<transport::Transport>> create_transport(const Config& con
 #ifdef TAGWIRE_HAVE_UCX
       return ucx::create_ucx_transport(ucx::UcxOptions{config.progress_thread});
 #else
-      return Status(ErrorCode::kUnsupported, "this build has no UCX transport (libucx-dev missing)");
+      return Status(ErrorCode::kUnsupported,
+                    "this build has no UCX transport (libucx-dev missing)");
 #endif
     case TransportChoice::kVerbs:
       return Status(ErrorCode::kUnsupported,
@@ -101,10 +102,9 @@ Status Engine::start_up() {
     }
     std::memcpy(&theirs, entry.data(), sizeof(theirs));
     if (theirs != threshold) {
-      return Status(ErrorCode::kConfig, "TAGWIRE_EAGER_THRESHOLD differs between ranks (" +
-                                            std::to_string(threshold) + " here, " +
-                                            std::to_string(theirs) + " at rank " +
-                                            std::to_string(r) + ")");
+      return Status(ErrorCode::kConfig,
+                    "TAGWIRE_EAGER_THRESHOLD differs between ranks (" + std::to_string(threshold) +
+                        " here, " + std::to_string(theirs) + " at rank " + std::to_string(r) + ")");
     }
     addresses.emplace_back(entry.begin() + sizeof(theirs), entry.end());
   }
@@ -142,8 +142,9 @@ Status Engine::finalize() {
   std::lock_guard lock(mutex_);
   Status s = transport_->disconnect_all();
   if (result.is_ok()) result = s;
-  // Nobody tears down its worker while a peer may still be flushing to it.
-  s = bootstrap_->barrier();
+  // Nobody tears down its worker while a peer may still be closing towards
+  // it: wait for everyone, serving the transport meanwhile.
+  s = bootstrap_->barrier_with_progress([this] { transport_->progress(); });
   if (result.is_ok()) result = s;
   return result;
 }
@@ -169,8 +170,8 @@ Status Engine::check_peer(Communicator* comm, int rank, bool allow_any, const ch
 Status Engine::check_tag(int tag, bool allow_any) const {
   if (allow_any && tag == kAnyTag) return Status::ok();
   if (tag < 0 || tag > kTagUpperBound) {
-    return {ErrorCode::kInvalidTag, "tag " + std::to_string(tag) + " is outside 0.." +
-                                        std::to_string(kTagUpperBound)};
+    return {ErrorCode::kInvalidTag,
+            "tag " + std::to_string(tag) + " is outside 0.." + std::to_string(kTagUpperBound)};
   }
   return Status::ok();
 }
@@ -403,8 +404,8 @@ Status Engine::start_receive(Request* r) {
     return Status::ok();
   }
   Communicator* comm = r->comm;
-  matching::ReceivePattern pattern{
-      r->collective ? comm->collective_context() : comm->p2p_context(), r->peer, r->tag};
+  matching::ReceivePattern pattern{r->collective ? comm->collective_context() : comm->p2p_context(),
+                                   r->peer, r->tag};
   auto posted = matcher_.post_receive(pattern, r->id);
   if (posted.matched) {
     auto it = unexpected_.find(posted.message.cookie);
@@ -436,11 +437,11 @@ void Engine::deliver(Request* r, PendingMessage& message,
   r->status.count = n;
   if (message.length > r->bytes) {
     // Nothing past the buffer is written: we copy or read only n bytes.
-    r->status.error = Status(ErrorCode::kTruncate,
-                             "message of " + std::to_string(message.length) + " bytes from rank " +
-                                 std::to_string(message.source) + " (tag " +
-                                 std::to_string(message.tag) + ") does not fit a buffer of " +
-                                 std::to_string(r->bytes) + " bytes");
+    r->status.error =
+        Status(ErrorCode::kTruncate,
+               "message of " + std::to_string(message.length) + " bytes from rank " +
+                   std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
+                   ") does not fit a buffer of " + std::to_string(r->bytes) + " bytes");
   }
   if (message.type == MessageType::kEager) {
     if (n > 0) std::memcpy(r->buffer, eager_data.data(), n);
@@ -462,9 +463,8 @@ void Engine::issue_rendezvous_read(Request* r) {
     on_read_done(r, Status::ok());
     return;
   }
-  auto issued = transport_->read(
-      m.origin, {static_cast<std::uint8_t*>(r->buffer), r->status.count}, m.remote_address,
-      m.data, {&Engine::on_read_done, r});
+  auto issued = transport_->read(m.origin, {static_cast<std::uint8_t*>(r->buffer), r->status.count},
+                                 m.remote_address, m.data, {&Engine::on_read_done, r});
   if (!issued) {
     on_read_done(r, issued.status().with_context("rendezvous read"));
   } else if (*issued == transport::Issued::kDone) {
@@ -506,8 +506,8 @@ void Engine::run_deferred() {
       h.request_id = d.request_id;
       auto issued = transport_->send(d.peer, encode(h), {}, {});
       if (!issued) {
-        TW_WARN("engine", "control message to rank " << d.peer << " failed: "
-                                                      << issued.status().to_string());
+        TW_WARN("engine",
+                "control message to rank " << d.peer << " failed: " << issued.status().to_string());
       }
     }
   }
@@ -556,8 +556,8 @@ void Engine::on_message(std::span<const std::uint8_t> header,
       Request* r = requests_.find(h.request_id);
       if (r == nullptr || r->kind != RequestKind::kSend || !r->awaiting_remote) {
         ++counters_.dropped_messages;
-        TW_WARN("engine", "answer for unknown send request " << h.request_id << " from rank "
-                                                              << h.origin);
+        TW_WARN("engine",
+                "answer for unknown send request " << h.request_id << " from rank " << h.origin);
         return;
       }
       r->awaiting_remote = false;
@@ -579,6 +579,16 @@ unsigned Engine::progress_locked() {
   unsigned n = transport_->progress();
   run_deferred();
   return n;
+}
+
+void Engine::idle_turn(unsigned progressed, unsigned* idle_turns) {
+  constexpr unsigned kSpinsBeforeYield = 64;
+  if (progressed != 0) {
+    *idle_turns = 0;
+  } else if (++*idle_turns >= kSpinsBeforeYield) {
+    *idle_turns = 0;
+    sched_yield();
+  }
 }
 
 unsigned Engine::progress() {
@@ -627,11 +637,15 @@ Result<bool> Engine::test(Request* r, MessageStatus* status) {
 }
 
 Status Engine::wait(Request* r, MessageStatus* status) {
+  unsigned idle = 0;
   for (;;) {
-    std::lock_guard lock(mutex_);
-    auto done = test_locked(r, status);
-    if (!done) return done.status();
-    if (*done) return Status::ok();
+    {
+      std::lock_guard lock(mutex_);
+      auto done = test_locked(r, status);
+      if (!done) return done.status();
+      if (*done) return Status::ok();
+    }
+    idle_turn(0, &idle);
   }
 }
 
@@ -647,8 +661,9 @@ Result<bool> Engine::peek_status(Request* r, MessageStatus* status) {
 }
 
 Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* status) {
+  unsigned idle = 0;
   for (;;) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     bool any_active = false;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       Request* r = requests[i];
@@ -663,7 +678,9 @@ Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* 
       if (status != nullptr) *status = empty_status();
       return -1;
     }
-    progress_locked();
+    unsigned n = progress_locked();
+    lock.unlock();
+    idle_turn(n, &idle);
   }
 }
 
@@ -756,10 +773,12 @@ Result<bool> Engine::iprobe(int source, int tag, Communicator* comm, MessageStat
 }
 
 Status Engine::probe(int source, int tag, Communicator* comm, MessageStatus* status) {
+  unsigned idle = 0;
   for (;;) {
     auto found = iprobe(source, tag, comm, status);
     if (!found) return found.status();
     if (*found) return Status::ok();
+    idle_turn(0, &idle);
   }
 }
 
@@ -798,9 +817,11 @@ Result<std::unique_ptr<Message>> Engine::improbe(int source, int tag, Communicat
 
 Result<std::unique_ptr<Message>> Engine::mprobe(int source, int tag, Communicator* comm,
                                                 MessageStatus* status) {
+  unsigned idle = 0;
   for (;;) {
     auto message = improbe(source, tag, comm, status);
     if (!message || *message) return message;
+    idle_turn(0, &idle);
   }
 }
 
@@ -834,10 +855,15 @@ Status Engine::buffer_attach(void* buffer, std::size_t bytes) {
 }
 
 Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
+  unsigned idle = 0;
   for (;;) {
-    std::lock_guard lock(mutex_);
-    if (bsend_blocks_.empty()) break;
-    progress_locked();  // the standard: detach blocks until buffered messages are sent
+    unsigned n;
+    {
+      std::lock_guard lock(mutex_);
+      if (bsend_blocks_.empty()) break;
+      n = progress_locked();  // the standard: detach blocks until buffered messages are sent
+    }
+    idle_turn(n, &idle);
   }
   std::lock_guard lock(mutex_);
   std::pair<void*, std::size_t> out{bsend_buffer_, bsend_size_};
@@ -969,8 +995,8 @@ Status Engine::comm_free(Communicator* comm) {
   if (comm == world_.get() || comm == self_.get()) {
     return {ErrorCode::kInvalidComm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"};
   }
-  auto it = std::find_if(comms_.begin(), comms_.end(),
-                         [&](const auto& c) { return c.get() == comm; });
+  auto it =
+      std::find_if(comms_.begin(), comms_.end(), [&](const auto& c) { return c.get() == comm; });
   if (it == comms_.end()) return {ErrorCode::kInvalidComm, "unknown or already freed communicator"};
   comms_.erase(it);
   return Status::ok();

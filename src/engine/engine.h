@@ -50,8 +50,8 @@ struct Message {
 struct EngineCounters {
   std::uint64_t eager_sent = 0;
   std::uint64_t rendezvous_sent = 0;
-  std::uint64_t unexpected = 0;       // messages that arrived before their receive
-  std::uint64_t dropped_messages = 0; // failed wire checks
+  std::uint64_t unexpected = 0;        // messages that arrived before their receive
+  std::uint64_t dropped_messages = 0;  // failed wire checks
   std::uint64_t live_requests = 0;
 };
 
@@ -150,6 +150,10 @@ class Engine final : public transport::Receiver {
 
   // All below: the caller holds mutex_.
   unsigned progress_locked();
+  // One turn of a blocking loop: progress, and after a run of idle turns
+  // give the core away (oversubscribed jobs would otherwise spin against
+  // the very peer they wait for).
+  void idle_turn(unsigned progressed, unsigned* idle_turns);
   Status check_comm(Communicator* comm) const;
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what) const;
   Status check_tag(int tag, bool allow_any) const;
@@ -185,7 +189,7 @@ class Engine final : public transport::Receiver {
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   std::vector<std::unique_ptr<Communicator>> comms_;  // dup / split results
-  std::uint32_t next_context_id_ = 2;                  // 0: world, 1: self
+  std::uint32_t next_context_id_ = 2;                 // 0: world, 1: self
   matching::Matcher matcher_;
   std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> unexpected_;
   std::uint64_t next_unexpected_cookie_ = 1;

@@ -16,7 +16,8 @@ Status write_all(int fd, const void* data, std::size_t length) {
     ssize_t n = ::write(fd, p, length);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return {ErrorCode::kPeerFailed, std::string("bootstrap write failed: ") + std::strerror(errno)};
+      return {ErrorCode::kPeerFailed,
+              std::string("bootstrap write failed: ") + std::strerror(errno)};
     }
     p += n;
     length -= static_cast<std::size_t>(n);
@@ -31,7 +32,8 @@ Status read_all(int fd, void* data, std::size_t length) {
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) return {ErrorCode::kPeerFailed, "bootstrap connection closed"};
     if (n < 0) {
-      return {ErrorCode::kPeerFailed, std::string("bootstrap read failed: ") + std::strerror(errno)};
+      return {ErrorCode::kPeerFailed,
+              std::string("bootstrap read failed: ") + std::strerror(errno)};
     }
     p += n;
     length -= static_cast<std::size_t>(n);

@@ -33,14 +33,14 @@ struct MessageStatus {
 // by a Message handle after mprobe.
 struct PendingMessage {
   MessageType type = MessageType::kEager;
-  int origin = 0;           // world rank
-  int source = 0;           // communicator rank
+  int origin = 0;  // world rank
+  int source = 0;  // communicator rank
   int tag = 0;
   bool synchronous = false;
   std::uint64_t sender_request_id = 0;
   std::uint64_t length = 0;
-  std::uint64_t remote_address = 0;   // RTS
-  std::vector<std::uint8_t> data;     // eager payload, or RTS remote key
+  std::uint64_t remote_address = 0;  // RTS
+  std::vector<std::uint8_t> data;    // eager payload, or RTS remote key
 };
 
 enum class RequestKind { kSend, kReceive };
@@ -49,9 +49,9 @@ struct Request {
   RequestKind kind = RequestKind::kSend;
   SendMode mode = SendMode::kStandard;
   bool persistent = false;
-  bool active = false;       // an operation is under way (persistent: started)
+  bool active = false;  // an operation is under way (persistent: started)
   bool complete = false;
-  bool user_freed = false;   // Request_free before completion: release when done
+  bool user_freed = false;  // Request_free before completion: release when done
   // Arguments (kept for persistent restarts).
   void* buffer = nullptr;
   std::size_t bytes = 0;
@@ -60,11 +60,11 @@ struct Request {
   Communicator* comm = nullptr;
   bool collective = false;  // on the communicator's collective context (engine-internal)
   // Progress of the current operation.
-  int local_pending = 0;     // transport operations not yet completed
+  int local_pending = 0;         // transport operations not yet completed
   bool awaiting_remote = false;  // FIN or SYNC_ACK still due
   MessageStatus status;
-  std::uint64_t id = 0;      // name on the wire (RequestTable)
-  EncodedHeader header{};    // send: the header in flight
+  std::uint64_t id = 0;                                   // name on the wire (RequestTable)
+  EncodedHeader header{};                                 // send: the header in flight
   std::unique_ptr<transport::Registration> registration;  // rendezvous source
   matching::ReceiveHandle receive_handle;                 // posted receive
   // Receive side of a rendezvous: where to read from, then whom to FIN.

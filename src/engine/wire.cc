@@ -7,16 +7,21 @@ namespace tagwire::engine {
 
 namespace {
 
-Status bad(std::string message) { return {ErrorCode::kProtocol, std::move(message)}; }
+Status bad(std::string message) {
+  return {ErrorCode::kProtocol, std::move(message)};
+}
 
 std::uint8_t allowed_flags(MessageType type) {
   switch (type) {
     case MessageType::kEager:
-    case MessageType::kRts: return kFlagSync;
-    case MessageType::kCancelReply: return kFlagCancelled;
+    case MessageType::kRts:
+      return kFlagSync;
+    case MessageType::kCancelReply:
+      return kFlagCancelled;
     case MessageType::kFin:
     case MessageType::kSyncAck:
-    case MessageType::kCancelRequest: return 0;
+    case MessageType::kCancelRequest:
+      return 0;
   }
   return 0;
 }

@@ -28,8 +28,8 @@ enum class MessageType : std::uint8_t {
 };
 
 enum HeaderFlags : std::uint8_t {
-  kFlagSync = 1,         // EAGER/RTS: the sender waits for the match (Ssend)
-  kFlagCancelled = 2,    // CANCEL_REPLY: yes, the message was cancelled
+  kFlagSync = 1,       // EAGER/RTS: the sender waits for the match (Ssend)
+  kFlagCancelled = 2,  // CANCEL_REPLY: yes, the message was cancelled
 };
 
 struct Header {
@@ -38,9 +38,9 @@ struct Header {
   MessageType type = MessageType::kEager;
   std::uint8_t flags = 0;
   std::uint8_t reserved = 0;
-  std::int32_t origin = 0;   // sender's world rank
+  std::int32_t origin = 0;  // sender's world rank
   std::uint32_t context = 0;
-  std::int32_t source = 0;   // sender's rank in the communicator
+  std::int32_t source = 0;  // sender's rank in the communicator
   std::int32_t tag = 0;
   std::uint32_t reserved2 = 0;
   // EAGER/RTS/CANCEL_REQUEST: the sender's request id. FIN/SYNC_ACK/

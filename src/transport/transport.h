@@ -87,8 +87,7 @@ class Transport {
   virtual Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
                               std::span<const std::uint8_t> payload, Completion done) = 0;
 
-  virtual Result<std::unique_ptr<Registration>> register_memory(void* address,
-                                                                std::size_t length,
+  virtual Result<std::unique_ptr<Registration>> register_memory(void* address, std::size_t length,
                                                                 RemoteAccess access) = 0;
 
   // Reads `local.size()` bytes at `remote_address` of `peer` into `local`.

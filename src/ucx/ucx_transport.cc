@@ -126,8 +126,8 @@ class UcxTransportImpl final : public transport::Transport {
     params.length = length == 0 ? 1 : length;  // UCX refuses empty maps
     // The least rights the use needs: a rendezvous source is only read;
     // UCP counts remote atomics as remote writes.
-    params.prot = UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE |
-                  UCP_MEM_MAP_PROT_REMOTE_READ;
+    params.prot =
+        UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE | UCP_MEM_MAP_PROT_REMOTE_READ;
     if (access == transport::RemoteAccess::kReadAndAtomic) {
       params.prot |= UCP_MEM_MAP_PROT_REMOTE_WRITE;
     }
@@ -164,9 +164,9 @@ class UcxTransportImpl final : public transport::Transport {
   }
 
   Result<Issued> compare_and_swap(PeerId peer, std::uint64_t remote_address,
-                                  std::span<const std::uint8_t> remote_key,
-                                  std::uint64_t expected, std::uint64_t desired,
-                                  std::uint64_t* old_value, Completion done) override {
+                                  std::span<const std::uint8_t> remote_key, std::uint64_t expected,
+                                  std::uint64_t desired, std::uint64_t* old_value,
+                                  Completion done) override {
     if (remote_address % 8 != 0) {
       return Status(ErrorCode::kInvalidArgument, "compare-and-swap target is not 8-byte aligned");
     }
@@ -188,8 +188,8 @@ class UcxTransportImpl final : public transport::Transport {
     param.user_data = op;
     param.datatype = ucp_dt_make_contig(8);
     param.reply_buffer = old_value;
-    ucs_status_ptr_t request =
-        ucp_atomic_op_nbx(*ep, UCP_ATOMIC_OP_CSWAP, &op->cas_value, 1, remote_address, rkey, &param);
+    ucs_status_ptr_t request = ucp_atomic_op_nbx(*ep, UCP_ATOMIC_OP_CSWAP, &op->cas_value, 1,
+                                                 remote_address, rkey, &param);
     return finish_issue(request, op, "ucp_atomic_op_nbx");
   }
 
@@ -210,15 +210,17 @@ class UcxTransportImpl final : public transport::Transport {
   int event_fd() const override { return event_fd_; }
 
   Status disconnect_all() override {
-    Status result;
+    // Start every close (flush first), then progress until all finish: a
+    // close may need the peer to progress too, which it does in its own
+    // disconnect_all or in the engine's progressing barrier after it.
+    std::vector<ucs_status_ptr_t> closing;
     for (auto& peer : peers_) {
       if (peer.ep == nullptr) continue;
-      ucp_request_param_t param{};  // flush, then close
-      Status s = wait_request(ucp_ep_close_nbx(peer.ep, &param));
-      if (!s.is_ok() && result.is_ok()) result = s;
+      ucp_request_param_t param{};
+      closing.push_back(ucp_ep_close_nbx(peer.ep, &param));
       peer.ep = nullptr;
     }
-    return result;
+    return wait_requests(closing);
   }
 
   transport::TransportCounters counters() const override { return counters_; }
@@ -303,19 +305,35 @@ class UcxTransportImpl final : public transport::Transport {
     return UCS_OK;  // data consumed during the call
   }
 
-  // Progresses until a request of ours (close, flush) finishes.
+  // Progresses until requests of ours (closes) finish, or 30 s pass.
+  Status wait_requests(std::vector<ucs_status_ptr_t>& requests) {
+    Status result;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (auto& request : requests) {
+      if (request == nullptr) continue;
+      if (UCS_PTR_IS_ERR(request)) {
+        if (result.is_ok()) result = ucx_error("ucp request", UCS_PTR_STATUS(request));
+        continue;
+      }
+      ucs_status_t s;
+      do {
+        ucp_worker_progress(worker_.get());
+        s = ucp_request_check_status(request);
+      } while (s == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline);
+      if (s == UCS_INPROGRESS) {
+        // Leave it to the worker's destruction; never free a live request.
+        if (result.is_ok()) result = {ErrorCode::kPeerFailed, "UCX close did not finish in 30 s"};
+        continue;
+      }
+      ucp_request_free(request);
+      if (s != UCS_OK && result.is_ok()) result = ucx_error("ucp request", s);
+    }
+    return result;
+  }
+
   Status wait_request(ucs_status_ptr_t request) {
-    if (request == nullptr) return Status::ok();
-    if (UCS_PTR_IS_ERR(request)) return ucx_error("ucp request", UCS_PTR_STATUS(request));
-    ucs_status_t s;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    do {
-      ucp_worker_progress(worker_.get());
-      s = ucp_request_check_status(request);
-    } while (s == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline);
-    ucp_request_free(request);
-    if (s == UCS_INPROGRESS) return {ErrorCode::kPeerFailed, "UCX request did not finish in 10 s"};
-    return s == UCS_OK ? Status::ok() : ucx_error("ucp request", s);
+    std::vector<ucs_status_ptr_t> one{request};
+    return wait_requests(one);
   }
 
  public:
