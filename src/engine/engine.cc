@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "common/topology.h"
 
 #ifdef TAGWIRE_HAVE_UCX
 #include "ucx/ucx_transport.h"
@@ -120,6 +121,8 @@ Status Engine::start_up() {
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
                             << config_.eager_threshold << " B)");
   if (config_.progress_thread) {
+    application_pu_ = sched_getcpu();
+    mutex_.enable();
     progress_thread_ = std::thread([this] { progress_thread_main(); });
   }
   return Status::ok();
@@ -597,6 +600,17 @@ unsigned Engine::progress() {
 }
 
 void Engine::progress_thread_main() {
+  // Near the NIC when one is named, and off the core the application
+  // thread started on when there is another.
+  if (auto topology = Topology::load()) {
+    int pu = topology->pick_helper_pu(config_.device, application_pu_);
+    Status bound = topology->bind_current_thread(pu);
+    if (bound.is_ok()) {
+      TW_INFO("engine", "progress thread bound to PU " << pu);
+    } else {
+      TW_WARN("engine", "progress thread left unbound: " << bound.to_string());
+    }
+  }
   const int fd = transport_->event_fd();
   while (!stop_progress_thread_.load(std::memory_order_relaxed)) {
     bool armed = false;

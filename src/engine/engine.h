@@ -29,6 +29,7 @@
 #include "common/config.h"
 #include "engine/bootstrap.h"
 #include "engine/communicator.h"
+#include "engine/engine_lock.h"
 #include "engine/request.h"
 #include "engine/wire.h"
 #include "matching/matcher.h"
@@ -212,8 +213,9 @@ class Engine final : public transport::Receiver {
   EngineCounters counters_;
   bool finalized_ = false;
 
-  mutable std::mutex mutex_;
+  mutable EngineLock mutex_;
   std::thread progress_thread_;
+  int application_pu_ = -1;  // where the application thread ran at start-up
   std::atomic<bool> stop_progress_thread_{false};
 };
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# tagwire-run's contract, checked from outside:
+#   exit status of the first failing rank, 124 on timeout, 130 on SIGINT,
+#   no rank outlives the launcher, rank prefixes with --tag-output, and a
+#   process without the job key is refused by the bootstrap.
+# Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH
+set -uo pipefail
+run=$1
+bench=$2
+failures=0
+passes=0
+check() {  # check NAME EXPECTED ACTUAL
+  if [[ "$2" == "$3" ]]; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1: expected '$2', got '$3'"
+    failures=$((failures + 1))
+  fi
+}
+
+"$run" -n 3 -- sh -c 'exit 0'; check "all ranks exit 0" 0 $?
+"$run" -n 3 -- sh -c '[ "$TAGWIRE_BOOT_RANK" = 2 ] && exit 7; sleep 30'; check "first failure's status" 7 $?
+"$run" -n 2 -- sh -c 'kill -SEGV $$'; check "signal death is 128+signal" 139 $?
+"$run" -n 2 --timeout 0.5 -- sleep 30; check "timeout" 124 $?
+"$run" -n 1 -- /nonexistent/program 2>/dev/null; check "missing program" 127 $?
+"$run" 2>/dev/null; check "usage error" 2 $?
+
+out=$("$run" -n 2 --tag-output -- sh -c 'echo "hi $TAGWIRE_BOOT_RANK of $TAGWIRE_BOOT_SIZE"' | sort)
+check "tagged output" "[0] hi 0 of 2
+[1] hi 1 of 2" "$out"
+
+marker="tagwire-launcher-test-$$"
+"$run" -n 3 -- bash -c "exec -a $marker sleep 60" &
+launcher=$!
+sleep 1
+check "ranks running" 3 "$(pgrep -fc "^$marker" || true)"
+kill -INT $launcher
+wait $launcher
+check "SIGINT status" 130 $?
+sleep 0.5
+check "no orphans after SIGINT" 0 "$(pgrep -fc "^$marker" || true)"
+
+"$run" -n 2 -- bash -c "exec -a $marker sleep 60" &
+launcher=$!
+sleep 1
+kill -KILL $launcher
+wait $launcher 2>/dev/null
+sleep 0.5
+check "no orphans after the launcher is killed" 0 "$(pgrep -fc "^$marker" || true)"
+
+# A rank that presents another job's key is refused and cannot start.
+err=$("$run" -n 1 -- env TAGWIRE_BOOT_KEY=00000000000000000000000000000000 "$bench" 2>&1)
+status=$?
+check "wrong job key fails the rank" 1 $status
+[[ $err == *"refused a bootstrap connection without this job's key"* ]]
+check "launcher says why" 0 $?
+
+echo "launcher: $passes passed, $failures failed"
+exit $((failures > 0))
