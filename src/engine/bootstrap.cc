@@ -17,12 +17,28 @@
 #ifdef TAGWIRE_HAVE_PMIX
 #include "engine/bootstrap_pmix.h"
 #endif
+#ifdef TAGWIRE_HAVE_PMI2
+#include "engine/bootstrap_pmi2.h"
+#endif
 
 namespace tagwire::engine {
 
 Status Bootstrap::barrier() {
   auto all = allgather({});
   return all ? Status::ok() : all.status();
+}
+
+Result<std::uint64_t> agree_job_token(Bootstrap& bootstrap) {
+  std::uint64_t mine = 0;
+  if (bootstrap.rank() == 0 && ::getrandom(&mine, sizeof(mine), 0) != sizeof(mine)) {
+    return Status(ErrorCode::kInternal, "getrandom failed");
+  }
+  auto all = bootstrap.allgather({reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)});
+  if (!all) return all.status().with_context("job token exchange");
+  std::uint64_t token = 0;
+  if ((*all)[0].size() != sizeof(token)) return Status(ErrorCode::kProtocol, "bad job token");
+  std::memcpy(&token, (*all)[0].data(), sizeof(token));
+  return token;
 }
 
 Status Bootstrap::barrier_with_progress(const std::function<void()>& /*progress*/) {
@@ -212,10 +228,14 @@ Result<std::unique_ptr<Bootstrap>> create_bootstrap() {
                   "started by a PMIx launcher, but this build has no PMIx (install libpmix-dev)");
 #endif
   }
-  if (std::getenv("PMI_FD") != nullptr || std::getenv("PMI_RANK") != nullptr) {
+  if (std::getenv("PMI_FD") != nullptr) {
+#ifdef TAGWIRE_HAVE_PMI2
+    return create_pmi2_bootstrap();
+#else
     return Status(ErrorCode::kUnsupported,
-                  "started by a PMI-2 launcher (srun --mpi=pmi2), which this build cannot use yet; "
-                  "use srun --mpi=pmix or tagwire-run");
+                  "started by a PMI-2 launcher (srun --mpi=pmi2), but this build has no PMI-2 "
+                  "(install libpmi2-0-dev)");
+#endif
   }
   return std::unique_ptr<Bootstrap>(new SingletonBootstrap);
 }

@@ -1,8 +1,8 @@
 // Bootstrap: how a rank learns who it is and exchanges addresses before the
 // transport is up. Picked from the environment:
 //   TAGWIRE_BOOT_SOCKET set  -> LocalBootstrap (our tagwire-run launcher)
-//   PMIX_RANK set            -> PMIx (Open MPI mpirun, Slurm --mpi=pmix)   [when built]
-//   PMI_FD / PMI_RANK set    -> PMI-2 (Slurm --mpi=pmi2)                    [when built]
+//   PMIX_RANK set            -> PMIx (Open MPI mpirun, Slurm --mpi=pmix)   [libpmix-dev]
+//   PMI_FD set               -> PMI-2 (Slurm --mpi=pmi2)                    [libpmi2-0-dev]
 //   none                     -> a singleton job of one rank
 #pragma once
 
@@ -36,6 +36,11 @@ class Bootstrap {
 };
 
 Result<std::unique_ptr<Bootstrap>> create_bootstrap();
+
+// For bootstraps whose launcher hands out no secret (PMIx, PMI-2): rank 0
+// draws a random token and the first allgather carries it to the job, so
+// only the job's members (who can read its key-value space) learn it.
+Result<std::uint64_t> agree_job_token(Bootstrap& bootstrap);
 
 // The launcher side of LocalBootstrap, for tools/tagwire-run.
 namespace local_bootstrap {

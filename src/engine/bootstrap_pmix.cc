@@ -6,7 +6,6 @@
 #include "engine/bootstrap_pmix.h"
 
 #include <pmix.h>
-#include <sys/random.h>
 
 #include <atomic>
 #include <cstring>
@@ -39,15 +38,9 @@ class PmixBootstrap final : public Bootstrap {
     size_ = static_cast<int>(value->data.uint32);
     PMIX_VALUE_RELEASE(value);
     rank_ = static_cast<int>(me_.rank);
-    // Round 0 carries rank 0's token.
-    std::uint64_t mine = 0;
-    if (rank_ == 0 && ::getrandom(&mine, sizeof(mine), 0) != sizeof(mine)) {
-      return {ErrorCode::kInternal, "getrandom failed"};
-    }
-    auto all = allgather({reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)});
-    if (!all) return all.status().with_context("PMIx token exchange");
-    if ((*all)[0].size() != sizeof(token_)) return {ErrorCode::kProtocol, "bad PMIx token"};
-    std::memcpy(&token_, (*all)[0].data(), sizeof(token_));
+    auto token = agree_job_token(*this);
+    if (!token) return token.status();
+    token_ = *token;
     return Status::ok();
   }
 

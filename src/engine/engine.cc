@@ -239,44 +239,61 @@ void Engine::finish(Request* r, MessageStatus* status) {
 
 Result<Request*> Engine::isend(const void* buffer, std::size_t bytes, int dest, int tag,
                                Communicator* comm, SendMode mode) {
-  auto r = send_init(buffer, bytes, dest, tag, comm, mode);
-  if (!r) return r;
-  std::lock_guard lock(mutex_);
-  (*r)->persistent = false;
-  Status s = start_send(*r);
-  if (!s.is_ok()) {
-    release_request(*r);
-    return s;
-  }
-  return r;
+  return start_once(send_init(buffer, bytes, dest, tag, comm, mode));
 }
 
 Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int dest, int tag,
                                    Communicator* comm, SendMode mode) {
+  return make_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
+}
+
+Result<Request*> Engine::make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
+                                      int tag, Communicator* comm, SendMode mode) {
+  const bool receive = kind == RequestKind::kReceive;  // only receives take wildcards
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, dest, false, "destination"));
-  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, false));
+  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, peer, receive, receive ? "source" : "destination"));
+  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, receive));
   TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
   std::lock_guard lock(mutex_);
-  Request* r = new_request(RequestKind::kSend);
+  Request* r = new_request(kind);
   r->persistent = true;
   r->mode = mode;
-  r->buffer = const_cast<void*>(buffer);
+  r->buffer = buffer;
   r->bytes = bytes;
-  r->peer = dest;
+  r->peer = peer;
   r->tag = tag;
   r->comm = comm;
   return r;
 }
 
-Status Engine::start_send(Request* r) {
+Result<Request*> Engine::start_once(Result<Request*> made) {
+  if (!made) return made;
+  std::lock_guard lock(mutex_);
+  Request* r = *made;
+  r->persistent = false;
+  Status s = start_operation(r);
+  if (!s.is_ok()) {
+    release_request(r);
+    return s;
+  }
+  return r;
+}
+
+Status Engine::start_operation(Request* r) {
+  return r->kind == RequestKind::kSend ? start_send(r) : start_receive(r);
+}
+
+bool Engine::begin_operation(Request* r) {
   r->active = true;
   r->complete = false;
   r->status = MessageStatus{};
-  if (r->peer == kProcNull) {
-    complete_null(r);
-    return Status::ok();
-  }
+  if (r->peer != kProcNull) return false;
+  complete_null(r);
+  return true;
+}
+
+Status Engine::start_send(Request* r) {
+  if (begin_operation(r)) return Status::ok();
   if (r->mode == SendMode::kBuffered) {
     // Copy into the attached buffer, send from the copy on an internal
     // request, and complete the user's request now.
@@ -369,43 +386,16 @@ Status Engine::send(const void* buffer, std::size_t bytes, int dest, int tag, Co
 
 Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int source, int tag,
                                Communicator* comm) {
-  auto r = recv_init(buffer, bytes, source, tag, comm);
-  if (!r) return r;
-  std::lock_guard lock(mutex_);
-  (*r)->persistent = false;
-  Status s = start_receive(*r);
-  if (!s.is_ok()) {
-    release_request(*r);
-    return s;
-  }
-  return r;
+  return start_once(recv_init(buffer, bytes, source, tag, comm));
 }
 
 Result<Request*> Engine::recv_init(void* buffer, std::size_t bytes, int source, int tag,
                                    Communicator* comm) {
-  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, source, true, "source"));
-  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, true));
-  TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
-  std::lock_guard lock(mutex_);
-  Request* r = new_request(RequestKind::kReceive);
-  r->persistent = true;
-  r->buffer = buffer;
-  r->bytes = bytes;
-  r->peer = source;
-  r->tag = tag;
-  r->comm = comm;
-  return r;
+  return make_request(RequestKind::kReceive, buffer, bytes, source, tag, comm, SendMode::kStandard);
 }
 
 Status Engine::start_receive(Request* r) {
-  r->active = true;
-  r->complete = false;
-  r->status = MessageStatus{};
-  if (r->peer == kProcNull) {
-    complete_null(r);
-    return Status::ok();
-  }
+  if (begin_operation(r)) return Status::ok();
   Communicator* comm = r->comm;
   matching::ReceivePattern pattern{r->collective ? comm->collective_context() : comm->p2p_context(),
                                    r->peer, r->tag};
@@ -728,7 +718,7 @@ Status Engine::start(Request* r) {
   std::lock_guard lock(mutex_);
   if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
   if (r->active) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
-  return r->kind == RequestKind::kSend ? start_send(r) : start_receive(r);
+  return start_operation(r);
 }
 
 Status Engine::request_free(Request* r) {
@@ -933,7 +923,7 @@ Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(
         r->bytes = mine.size();
         r->buffer = kind == RequestKind::kSend ? const_cast<std::uint8_t*>(mine.data())
                                                : parts[static_cast<std::size_t>(peer)].data();
-        Status s = kind == RequestKind::kSend ? start_send(r) : start_receive(r);
+        Status s = start_operation(r);
         if (!s.is_ok()) return s.with_context("collective");
         requests.push_back(r);
       }

@@ -160,6 +160,14 @@ class Engine final : public transport::Receiver {
   Status check_tag(int tag, bool allow_any) const;
   Status check_buffer(const void* buffer, std::size_t bytes) const;
   Request* new_request(RequestKind kind);
+  // Checks a send's or receive's arguments and makes its inactive request.
+  Result<Request*> make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
+                                int tag, Communicator* comm, SendMode mode);
+  // Starts a request made by make_request as a one-shot operation.
+  Result<Request*> start_once(Result<Request*> made);
+  Status start_operation(Request* r);
+  // Marks a new operation under way; true if it is already finished (PROC_NULL).
+  bool begin_operation(Request* r);
   void release_request(Request* r);
   Status start_send(Request* r);
   Status start_receive(Request* r);

@@ -105,12 +105,9 @@ class UcxTransportImpl final : public transport::Transport {
     if (!ep) return ep.status();
     Operation* op = new_operation(done);
     std::memcpy(op->header, header.data(), header.size());
-    ucp_request_param_t param{};
-    param.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    ucp_request_param_t param = callback_param(op);
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     param.flags = UCP_AM_SEND_FLAG_EAGER;
-    param.cb.send = &UcxTransportImpl::on_send_done;
-    param.user_data = op;
     ++counters_.messages_sent;
     ucs_status_ptr_t request = ucp_am_send_nbx(*ep, kAmId, op->header, header.size(),
                                                payload.data(), payload.size(), &param);
@@ -146,20 +143,13 @@ class UcxTransportImpl final : public transport::Transport {
 
   Result<Issued> read(PeerId peer, std::span<std::uint8_t> local, std::uint64_t remote_address,
                       std::span<const std::uint8_t> remote_key, Completion done) override {
-    auto ep = endpoint(peer);
-    if (!ep) return ep.status();
-    ucp_rkey_h rkey = nullptr;
-    ucs_status_t s = ucp_ep_rkey_unpack(*ep, remote_key.data(), &rkey);
-    if (s != UCS_OK) return ucx_error("ucp_ep_rkey_unpack", s);
-    Operation* op = new_operation(done);
-    op->rkey.reset(rkey);
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param.cb.send = &UcxTransportImpl::on_send_done;
-    param.user_data = op;
+    auto remote = begin_remote(peer, remote_key, done);
+    if (!remote) return remote.status();
+    auto [ep, op] = *remote;
+    ucp_request_param_t param = callback_param(op);
     counters_.bytes_read += local.size();
     ucs_status_ptr_t request =
-        ucp_get_nbx(*ep, local.data(), local.size(), remote_address, rkey, &param);
+        ucp_get_nbx(ep, local.data(), local.size(), remote_address, op->rkey.get(), &param);
     return finish_issue(request, op, "ucp_get_nbx");
   }
 
@@ -170,26 +160,19 @@ class UcxTransportImpl final : public transport::Transport {
     if (remote_address % 8 != 0) {
       return Status(ErrorCode::kInvalidArgument, "compare-and-swap target is not 8-byte aligned");
     }
-    auto ep = endpoint(peer);
-    if (!ep) return ep.status();
-    ucp_rkey_h rkey = nullptr;
-    ucs_status_t s = ucp_ep_rkey_unpack(*ep, remote_key.data(), &rkey);
-    if (s != UCS_OK) return ucx_error("ucp_ep_rkey_unpack", s);
-    Operation* op = new_operation(done);
-    op->rkey.reset(rkey);
+    auto remote = begin_remote(peer, remote_key, done);
+    if (!remote) return remote.status();
+    auto [ep, op] = *remote;
     // UCP's CSWAP: the buffer holds the new value, reply_buffer the
     // comparand on entry and the old value on completion.
     *old_value = expected;
     op->cas_value = desired;
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-    param.cb.send = &UcxTransportImpl::on_send_done;
-    param.user_data = op;
+    ucp_request_param_t param = callback_param(op);
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype = ucp_dt_make_contig(8);
     param.reply_buffer = old_value;
-    ucs_status_ptr_t request = ucp_atomic_op_nbx(*ep, UCP_ATOMIC_OP_CSWAP, &op->cas_value, 1,
-                                                 remote_address, rkey, &param);
+    ucs_status_ptr_t request = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &op->cas_value, 1,
+                                                 remote_address, op->rkey.get(), &param);
     return finish_issue(request, op, "ucp_atomic_op_nbx");
   }
 
@@ -249,6 +232,30 @@ class UcxTransportImpl final : public transport::Transport {
     ++counters_.connections;
     TW_DEBUG("ucx", "connected to rank " << peer);
     return p.ep;
+  }
+
+  // Parameters that route an operation's completion to on_send_done.
+  static ucp_request_param_t callback_param(Operation* op) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &UcxTransportImpl::on_send_done;
+    param.user_data = op;
+    return param;
+  }
+
+  // The endpoint and a new Operation holding the unpacked remote key, for
+  // a one-sided operation (read, CAS).
+  Result<std::pair<ucp_ep_h, Operation*>> begin_remote(PeerId peer,
+                                                       std::span<const std::uint8_t> remote_key,
+                                                       Completion done) {
+    auto ep = endpoint(peer);
+    if (!ep) return ep.status();
+    ucp_rkey_h rkey = nullptr;
+    ucs_status_t s = ucp_ep_rkey_unpack(*ep, remote_key.data(), &rkey);
+    if (s != UCS_OK) return ucx_error("ucp_ep_rkey_unpack", s);
+    Operation* op = new_operation(done);
+    op->rkey.reset(rkey);
+    return std::pair{*ep, op};
   }
 
   Operation* new_operation(Completion done) {

@@ -1,0 +1,12 @@
+// PMI-2 bootstrap (built when Slurm's libpmi2-0-dev is present).
+#pragma once
+
+#include <memory>
+
+#include "engine/bootstrap.h"
+
+namespace tagwire::engine {
+
+Result<std::unique_ptr<Bootstrap>> create_pmi2_bootstrap();
+
+}  // namespace tagwire::engine
