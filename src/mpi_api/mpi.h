@@ -1,0 +1,232 @@
+/* Tagwire's MPI C API: the subset this build implements (see README).
+ * Handles are ints, as in MPICH, so that Fortran conversion is the
+ * identity and handles compare with ==. */
+#ifndef TAGWIRE_MPI_H
+#define TAGWIRE_MPI_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+
+typedef int MPI_Comm;
+typedef int MPI_Datatype;
+typedef int MPI_Request;
+typedef int MPI_Message;
+typedef int MPI_Errhandler;
+typedef long MPI_Aint;
+typedef long long MPI_Count;
+
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  int tagwire_cancelled;
+  size_t tagwire_count; /* bytes */
+} MPI_Status;
+
+#ifdef __cplusplus
+#define MPI_STATUS_IGNORE (static_cast<MPI_Status*>(nullptr))
+#define MPI_STATUSES_IGNORE (static_cast<MPI_Status*>(nullptr))
+#else
+#define MPI_STATUS_IGNORE ((MPI_Status*)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status*)0)
+#endif
+
+/* Communicators */
+#define MPI_COMM_NULL 0
+#define MPI_COMM_WORLD 1
+#define MPI_COMM_SELF 2
+
+/* Requests and messages */
+#define MPI_REQUEST_NULL 0
+#define MPI_MESSAGE_NULL 0
+#define MPI_MESSAGE_NO_PROC (-1)
+
+/* Ranks, tags, misc */
+#define MPI_ANY_SOURCE (-1)
+#define MPI_ANY_TAG (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_UNDEFINED (-32766)
+#define MPI_BSEND_OVERHEAD 64
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* Threading */
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* Predefined datatypes (value = index into the library's table) */
+#define MPI_DATATYPE_NULL 0
+#define MPI_CHAR 1
+#define MPI_SIGNED_CHAR 2
+#define MPI_UNSIGNED_CHAR 3
+#define MPI_BYTE 4
+#define MPI_SHORT 5
+#define MPI_UNSIGNED_SHORT 6
+#define MPI_INT 7
+#define MPI_UNSIGNED 8
+#define MPI_LONG 9
+#define MPI_UNSIGNED_LONG 10
+#define MPI_LONG_LONG 11
+#define MPI_LONG_LONG_INT MPI_LONG_LONG
+#define MPI_UNSIGNED_LONG_LONG 12
+#define MPI_FLOAT 13
+#define MPI_DOUBLE 14
+#define MPI_LONG_DOUBLE 15
+#define MPI_WCHAR 16
+#define MPI_C_BOOL 17
+#define MPI_INT8_T 18
+#define MPI_INT16_T 19
+#define MPI_INT32_T 20
+#define MPI_INT64_T 21
+#define MPI_UINT8_T 22
+#define MPI_UINT16_T 23
+#define MPI_UINT32_T 24
+#define MPI_UINT64_T 25
+#define MPI_PACKED 26
+#define MPI_AINT 27
+#define MPI_COUNT 28
+
+/* Error handlers */
+#define MPI_ERRHANDLER_NULL 0
+#define MPI_ERRORS_ARE_FATAL 1
+#define MPI_ERRORS_RETURN 2
+
+/* Error classes */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_ARG 12
+#define MPI_ERR_UNKNOWN 13
+#define MPI_ERR_TRUNCATE 14
+#define MPI_ERR_OTHER 15
+#define MPI_ERR_INTERN 16
+#define MPI_ERR_IN_STATUS 17
+#define MPI_ERR_PENDING 18
+#define MPI_ERR_NO_MEM 34
+#define MPI_ERR_UNSUPPORTED_OPERATION 52
+#define MPI_ERR_PROC_FAILED 75
+#define MPI_ERR_LASTCODE 76
+
+/* Environment */
+int MPI_Init(int* argc, char*** argv);
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
+int MPI_Initialized(int* flag);
+int MPI_Finalize(void);
+int MPI_Finalized(int* flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Query_thread(int* provided);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Get_processor_name(char* name, int* resultlen);
+int MPI_Get_version(int* version, int* subversion);
+int MPI_Get_library_version(char* version, int* resultlen);
+
+/* Errors */
+int MPI_Error_string(int errorcode, char* string, int* resultlen);
+int MPI_Error_class(int errorcode, int* errorclass);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
+int MPI_Errhandler_free(MPI_Errhandler* errhandler);
+
+/* Communicators */
+int MPI_Comm_rank(MPI_Comm comm, int* rank);
+int MPI_Comm_size(MPI_Comm comm, int* size);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
+int MPI_Comm_free(MPI_Comm* comm);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
+int MPI_Barrier(MPI_Comm comm);
+
+/* Datatypes */
+int MPI_Type_size(MPI_Datatype datatype, int* size);
+int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count);
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count);
+
+/* Point-to-point */
+int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status* status);
+int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status);
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status* status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                MPI_Status* status);
+int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+              MPI_Status* status);
+int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Request* request);
+int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request);
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request* request);
+int MPI_Start(MPI_Request* request);
+int MPI_Startall(int count, MPI_Request requests[]);
+int MPI_Buffer_attach(void* buffer, int size);
+int MPI_Buffer_detach(void* buffer_addr, int* size);
+
+/* Completion */
+int MPI_Wait(MPI_Request* request, MPI_Status* status);
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]);
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status);
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                 MPI_Status statuses[]);
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                 MPI_Status statuses[]);
+int MPI_Request_free(MPI_Request* request);
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int MPI_Cancel(MPI_Request* request);
+int MPI_Test_cancelled(const MPI_Status* status, int* flag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TAGWIRE_MPI_H */

@@ -1,0 +1,468 @@
+// MPI point-to-point: sends, receives, probes, persistent and buffered
+// requests, completion and cancel, all over the engine.
+#include <cstring>
+#include <vector>
+
+#include "mpi_api/state.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+using engine::SendMode;
+
+namespace {
+
+engine::Engine& E() {
+  return *state().engine;
+}
+
+// Starts (or, with persistent, only creates) a send and hands out a handle.
+int post_send(const char* function, const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm, SendMode mode, bool persistent, MPI_Request* request) {
+  auto c = comm_of(comm);
+  if (!c) return report(comm, function, c.status());
+  auto bytes = bytes_of(count, datatype);
+  if (!bytes) return report(comm, function, bytes.status());
+  auto r = persistent ? E().send_init(buf, *bytes, dest, tag, *c, mode)
+                      : E().isend(buf, *bytes, dest, tag, *c, mode);
+  if (!r) return report(comm, function, r.status());
+  *request = state().requests.add(*r);
+  return MPI_SUCCESS;
+}
+
+int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype, int source,
+              int tag, MPI_Comm comm, bool persistent, MPI_Request* request) {
+  auto c = comm_of(comm);
+  if (!c) return report(comm, function, c.status());
+  auto bytes = bytes_of(count, datatype);
+  if (!bytes) return report(comm, function, bytes.status());
+  auto r = persistent ? E().recv_init(buf, *bytes, source, tag, *c)
+                      : E().irecv(buf, *bytes, source, tag, *c);
+  if (!r) return report(comm, function, r.status());
+  *request = state().requests.add(*r);
+  return MPI_SUCCESS;
+}
+
+// The engine request behind a handle; null for MPI_REQUEST_NULL.
+Result<engine::Request*> request_of(MPI_Request handle) {
+  TAGWIRE_RETURN_IF_ERROR(check_initialized());
+  if (handle == MPI_REQUEST_NULL) return static_cast<engine::Request*>(nullptr);
+  engine::Request** r = state().requests.find(handle);
+  if (r == nullptr) {
+    return Status(ErrorCode::kInvalidRequest,
+                  "request handle " + std::to_string(handle) + " is not valid (freed?)");
+  }
+  return *r;
+}
+
+// After the engine completed `*handle`: a non-persistent request is gone
+// (the engine has released it, so `persistent` is read before completion).
+void retire(MPI_Request* handle, bool persistent) {
+  if (*handle != MPI_REQUEST_NULL && !persistent) {
+    state().requests.remove(*handle);
+    *handle = MPI_REQUEST_NULL;
+  }
+}
+
+// Waits (or tests) one request handle; fills the MPI status.
+int complete_one(const char* function, MPI_Request* handle, bool block, int* flag,
+                 MPI_Status* status) {
+  auto r = request_of(*handle);
+  if (!r) return report(MPI_COMM_WORLD, function, r.status());
+  engine::MessageStatus st;
+  bool done = true;
+  const bool persistent = *r != nullptr && (*r)->persistent;
+  if (block) {
+    Status s = E().wait(*r, &st);
+    if (!s.is_ok()) return report(MPI_COMM_WORLD, function, s);
+  } else {
+    auto t = E().test(*r, &st);
+    if (!t) return report(MPI_COMM_WORLD, function, t.status());
+    done = *t;
+  }
+  if (flag != nullptr) *flag = done ? 1 : 0;
+  if (!done) return MPI_SUCCESS;
+  retire(handle, persistent);
+  to_mpi_status(st, status);
+  return st.error.is_ok() ? MPI_SUCCESS : report(MPI_COMM_WORLD, function, st.error);
+}
+
+bool active(MPI_Request handle) {
+  auto r = request_of(handle);
+  return r && *r != nullptr && (!(*r)->persistent || (*r)->active);
+}
+
+void set_empty(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = MPI_SUCCESS;
+  status->tagwire_cancelled = 0;
+  status->tagwire_count = 0;
+}
+
+MPI_Status* status_at(MPI_Status* statuses, int i) {
+  return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kStandard, false,
+                   request);
+}
+int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kSynchronous, false,
+                   request);
+}
+int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kReady, false, request);
+}
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kBuffered, false,
+                   request);
+}
+int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kStandard, true, request);
+}
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kSynchronous, true,
+                   request);
+}
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kReady, true, request);
+}
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return post_send(__func__, buf, count, type, dest, tag, comm, SendMode::kBuffered, true, request);
+}
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  return post_recv(__func__, buf, count, type, source, tag, comm, false, request);
+}
+int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request* request) {
+  return post_recv(__func__, buf, count, type, source, tag, comm, true, request);
+}
+
+// Blocking calls: the nonblocking call, then a wait on the same handle.
+#define TW_BLOCKING_SEND(name, mode)                                                          \
+  int name(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) { \
+    MPI_Request request = MPI_REQUEST_NULL;                                                   \
+    int rc = post_send(__func__, buf, count, type, dest, tag, comm, mode, false, &request);   \
+    if (rc != MPI_SUCCESS) return rc;                                                         \
+    return complete_one(__func__, &request, true, nullptr, MPI_STATUS_IGNORE);                \
+  }
+TW_BLOCKING_SEND(MPI_Send, SendMode::kStandard)
+TW_BLOCKING_SEND(MPI_Ssend, SendMode::kSynchronous)
+TW_BLOCKING_SEND(MPI_Rsend, SendMode::kReady)
+TW_BLOCKING_SEND(MPI_Bsend, SendMode::kBuffered)
+#undef TW_BLOCKING_SEND
+
+int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = post_recv(__func__, buf, count, type, source, tag, comm, false, &request);
+  if (rc != MPI_SUCCESS) return rc;
+  return complete_one(__func__, &request, true, nullptr, status);
+}
+
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status) {
+  MPI_Request recv = MPI_REQUEST_NULL, send = MPI_REQUEST_NULL;
+  int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &recv);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &send);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = complete_one(__func__, &send, true, nullptr, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return rc;
+  return complete_one(__func__, &recv, true, nullptr, status);
+}
+
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status* status) {
+  auto bytes = bytes_of(count, type);
+  TW_MPI_TRY(comm, bytes.status());
+  std::vector<unsigned char> copy(static_cast<const unsigned char*>(buf),
+                                  static_cast<const unsigned char*>(buf) + *bytes);
+  return MPI_Sendrecv(copy.data(), count, type, dest, sendtag, buf, count, type, source, recvtag,
+                      comm, status);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  engine::MessageStatus st;
+  auto found = E().iprobe(source, tag, *c, &st);
+  TW_MPI_TRY(comm, found.status());
+  *flag = *found ? 1 : 0;
+  if (*found) to_mpi_status(st, status);
+  return MPI_SUCCESS;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  engine::MessageStatus st;
+  TW_MPI_TRY(comm, E().probe(source, tag, *c, &st));
+  to_mpi_status(st, status);
+  return MPI_SUCCESS;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                MPI_Status* status) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  engine::MessageStatus st;
+  auto m = E().improbe(source, tag, *c, &st);
+  TW_MPI_TRY(comm, m.status());
+  *flag = *m ? 1 : 0;
+  if (!*m) return MPI_SUCCESS;
+  to_mpi_status(st, status);
+  *message = (*m)->comm == nullptr
+                 ? MPI_MESSAGE_NO_PROC
+                 : state().messages.add(std::shared_ptr<engine::Message>(std::move(m).value()));
+  return MPI_SUCCESS;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  engine::MessageStatus st;
+  auto m = E().mprobe(source, tag, *c, &st);
+  TW_MPI_TRY(comm, m.status());
+  to_mpi_status(st, status);
+  *message = (*m)->comm == nullptr
+                 ? MPI_MESSAGE_NO_PROC
+                 : state().messages.add(std::shared_ptr<engine::Message>(std::move(m).value()));
+  return MPI_SUCCESS;
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+               MPI_Request* request) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  auto bytes = bytes_of(count, type);
+  TW_MPI_TRY(MPI_COMM_WORLD, bytes.status());
+  std::unique_ptr<engine::Message> m;
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    m = std::make_unique<engine::Message>();  // completes as a PROC_NULL receive
+  } else {
+    auto* held = state().messages.find(*message);
+    if (held == nullptr) {
+      return report(
+          MPI_COMM_WORLD, __func__,
+          {ErrorCode::kInvalidRequest, "message handle is not valid (already received?)"});
+    }
+    m = std::make_unique<engine::Message>(std::move(**held));
+    state().messages.remove(*message);
+  }
+  auto r = E().imrecv(buf, *bytes, std::move(m));
+  TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+  *request = state().requests.add(*r);
+  *message = MPI_MESSAGE_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Imrecv(buf, count, type, message, &request);
+  if (rc != MPI_SUCCESS) return rc;
+  return complete_one(__func__, &request, true, nullptr, status);
+}
+
+int MPI_Start(MPI_Request* request) {
+  auto r = request_of(*request);
+  TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+  TW_MPI_TRY(MPI_COMM_WORLD, E().start(*r));
+  return MPI_SUCCESS;
+}
+
+int MPI_Startall(int count, MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i) {
+    int rc = MPI_Start(&requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Buffer_attach(void* buffer, int size) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  if (size < 0) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidCount, "negative buffer size"});
+  }
+  TW_MPI_TRY(MPI_COMM_WORLD, E().buffer_attach(buffer, static_cast<std::size_t>(size)));
+  return MPI_SUCCESS;
+}
+
+int MPI_Buffer_detach(void* buffer_addr, int* size) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  auto detached = E().buffer_detach();
+  TW_MPI_TRY(MPI_COMM_WORLD, detached.status());
+  *static_cast<void**>(buffer_addr) = detached->first;
+  *size = static_cast<int>(detached->second);
+  return MPI_SUCCESS;
+}
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  return complete_one(__func__, request, true, nullptr, status);
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  return complete_one(__func__, request, false, flag, status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  int result = MPI_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status local;
+    MPI_Status* out = statuses == MPI_STATUSES_IGNORE ? &local : &statuses[i];
+    MPI_Errhandler saved = state().world.errhandler;
+    state().world.errhandler = MPI_ERRORS_RETURN;  // collect, then report once
+    int rc = complete_one(__func__, &requests[i], true, nullptr, out);
+    state().world.errhandler = saved;
+    if (rc != MPI_SUCCESS) result = MPI_ERR_IN_STATUS;
+  }
+  if (result != MPI_SUCCESS) {
+    // Aborts under MPI_ERRORS_ARE_FATAL; otherwise the statuses say which.
+    report(MPI_COMM_WORLD, __func__,
+           {ErrorCode::kInvalidArgument, "one or more requests failed (see the statuses)"});
+  }
+  return result;
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  // All or nothing: complete them only if every one is complete.
+  for (int i = 0; i < count; ++i) {
+    auto r = request_of(requests[i]);
+    TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+    if (*r == nullptr || !active(requests[i])) continue;
+    engine::MessageStatus st;
+    auto done = E().peek_status(*r, &st);
+    TW_MPI_TRY(MPI_COMM_WORLD, done.status());
+    if (!*done) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  return MPI_Waitall(count, requests, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  std::vector<engine::Request*> rs(static_cast<std::size_t>(count));
+  std::vector<bool> persistent(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    auto r = request_of(requests[i]);
+    TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+    rs[static_cast<std::size_t>(i)] = *r;
+    persistent[static_cast<std::size_t>(i)] = *r != nullptr && (*r)->persistent;
+  }
+  engine::MessageStatus st;
+  auto which = E().wait_any(rs, &st);
+  TW_MPI_TRY(MPI_COMM_WORLD, which.status());
+  if (*which < 0) {
+    *index = MPI_UNDEFINED;
+    set_empty(status);
+    return MPI_SUCCESS;
+  }
+  *index = *which;
+  retire(&requests[*which], persistent[static_cast<std::size_t>(*which)]);
+  to_mpi_status(st, status);
+  return st.error.is_ok() ? MPI_SUCCESS : report(MPI_COMM_WORLD, __func__, st.error);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  bool any_active = false;
+  for (int i = 0; i < count; ++i) {
+    if (!active(requests[i])) continue;
+    any_active = true;
+    int done = 0;
+    int rc = complete_one(__func__, &requests[i], false, &done, status);
+    if (rc != MPI_SUCCESS) return rc;
+    if (done) {
+      *index = i;
+      *flag = 1;
+      return MPI_SUCCESS;
+    }
+  }
+  *index = MPI_UNDEFINED;
+  *flag = any_active ? 0 : 1;
+  if (!any_active) set_empty(status);
+  return MPI_SUCCESS;
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+  bool any_active = false;
+  *outcount = 0;
+  for (int i = 0; i < incount; ++i) {
+    if (!active(requests[i])) continue;
+    any_active = true;
+    int done = 0;
+    int rc = complete_one(__func__, &requests[i], false, &done, status_at(statuses, *outcount));
+    if (rc != MPI_SUCCESS) return rc;
+    if (done) indices[(*outcount)++] = i;
+  }
+  if (!any_active) *outcount = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+  for (;;) {
+    int rc = MPI_Testsome(incount, requests, outcount, indices, statuses);
+    if (rc != MPI_SUCCESS || *outcount != 0) return rc;
+    state().engine->progress();
+  }
+}
+
+int MPI_Request_free(MPI_Request* request) {
+  auto r = request_of(*request);
+  TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+  if (*r == nullptr) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidRequest, "free of MPI_REQUEST_NULL"});
+  }
+  TW_MPI_TRY(MPI_COMM_WORLD, E().request_free(*r));
+  state().requests.remove(*request);
+  *request = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  auto r = request_of(request);
+  TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+  engine::MessageStatus st;
+  auto done = E().peek_status(*r, &st);
+  TW_MPI_TRY(MPI_COMM_WORLD, done.status());
+  *flag = *done ? 1 : 0;
+  if (*done) to_mpi_status(st, status);
+  return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request* request) {
+  auto r = request_of(*request);
+  TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+  if (*r == nullptr) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidRequest, "cancel of MPI_REQUEST_NULL"});
+  }
+  TW_MPI_TRY(MPI_COMM_WORLD, E().cancel(*r));
+  return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  *flag = status->tagwire_cancelled;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

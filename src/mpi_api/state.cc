@@ -1,0 +1,155 @@
+#include "mpi_api/state.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace tagwire::mpi {
+
+namespace {
+
+// Sizes of the predefined datatypes, indexed by handle.
+constexpr std::size_t kTypeSizes[] = {
+    0,                           // MPI_DATATYPE_NULL
+    sizeof(char),                // MPI_CHAR
+    sizeof(signed char),         // MPI_SIGNED_CHAR
+    sizeof(unsigned char),       // MPI_UNSIGNED_CHAR
+    1,                           // MPI_BYTE
+    sizeof(short),               // MPI_SHORT
+    sizeof(unsigned short),      // MPI_UNSIGNED_SHORT
+    sizeof(int),                 // MPI_INT
+    sizeof(unsigned),            // MPI_UNSIGNED
+    sizeof(long),                // MPI_LONG
+    sizeof(unsigned long),       // MPI_UNSIGNED_LONG
+    sizeof(long long),           // MPI_LONG_LONG
+    sizeof(unsigned long long),  // MPI_UNSIGNED_LONG_LONG
+    sizeof(float),               // MPI_FLOAT
+    sizeof(double),              // MPI_DOUBLE
+    sizeof(long double),         // MPI_LONG_DOUBLE
+    sizeof(wchar_t),             // MPI_WCHAR
+    sizeof(bool),                // MPI_C_BOOL
+    1,
+    2,
+    4,
+    8,  // MPI_INT8_T .. MPI_INT64_T
+    1,
+    2,
+    4,
+    8,                  // MPI_UINT8_T .. MPI_UINT64_T
+    1,                  // MPI_PACKED
+    sizeof(MPI_Aint),   // MPI_AINT
+    sizeof(MPI_Count),  // MPI_COUNT
+};
+constexpr int kTypeCount = static_cast<int>(sizeof(kTypeSizes) / sizeof(kTypeSizes[0]));
+
+}  // namespace
+
+State& state() {
+  static State s;
+  return s;
+}
+
+int error_class(const Status& s) {
+  switch (s.code()) {
+    case ErrorCode::kOk:
+      return MPI_SUCCESS;
+    case ErrorCode::kInvalidArgument:
+      return MPI_ERR_ARG;
+    case ErrorCode::kInvalidRank:
+      return MPI_ERR_RANK;
+    case ErrorCode::kInvalidTag:
+      return MPI_ERR_TAG;
+    case ErrorCode::kInvalidCount:
+      return MPI_ERR_COUNT;
+    case ErrorCode::kInvalidBuffer:
+      return MPI_ERR_BUFFER;
+    case ErrorCode::kInvalidComm:
+      return MPI_ERR_COMM;
+    case ErrorCode::kInvalidRequest:
+      return MPI_ERR_REQUEST;
+    case ErrorCode::kInvalidType:
+      return MPI_ERR_TYPE;
+    case ErrorCode::kTruncate:
+      return MPI_ERR_TRUNCATE;
+    case ErrorCode::kOutOfResources:
+      return MPI_ERR_NO_MEM;
+    case ErrorCode::kUnsupported:
+      return MPI_ERR_UNSUPPORTED_OPERATION;
+    case ErrorCode::kPeerFailed:
+      return MPI_ERR_PROC_FAILED;
+    case ErrorCode::kNotFound:
+    case ErrorCode::kProtocol:
+    case ErrorCode::kInternal:
+      return MPI_ERR_INTERN;
+    case ErrorCode::kConfig:
+    case ErrorCode::kTransport:
+      return MPI_ERR_OTHER;
+  }
+  return MPI_ERR_UNKNOWN;
+}
+
+int report(MPI_Comm comm, const char* function, const Status& s) {
+  const int code = error_class(s);
+  CommEntry* entry = find_comm(comm);
+  MPI_Errhandler handler = entry != nullptr ? entry->errhandler : state().world.errhandler;
+  if (handler == MPI_ERRORS_RETURN) return code;
+  int rank = state().engine ? state().engine->world_rank() : -1;
+  std::fprintf(stderr, "[tagwire %d] %s failed: %s (MPI error class %d); aborting the job\n", rank,
+               function, s.to_string().c_str(), code);
+  std::fflush(stderr);
+  // The launcher sees a non-zero exit and stops every other rank.
+  std::_Exit(code == 0 ? 1 : code);
+}
+
+Status check_initialized() {
+  if (!state().initialized) return {ErrorCode::kConfig, "MPI_Init has not been called"};
+  if (state().finalized) return {ErrorCode::kConfig, "MPI_Finalize has already been called"};
+  return Status::ok();
+}
+
+CommEntry* find_comm(MPI_Comm comm) {
+  State& st = state();
+  if (comm == MPI_COMM_WORLD) return st.world.comm ? &st.world : nullptr;
+  if (comm == MPI_COMM_SELF) return st.self.comm ? &st.self : nullptr;
+  return st.comms.find(comm);
+}
+
+Result<engine::Communicator*> comm_of(MPI_Comm comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_initialized());
+  CommEntry* entry = find_comm(comm);
+  if (entry == nullptr) {
+    return Status(ErrorCode::kInvalidComm,
+                  comm == MPI_COMM_NULL
+                      ? "MPI_COMM_NULL is not a communicator"
+                      : "communicator handle " + std::to_string(comm) + " is not valid (freed?)");
+  }
+  return entry->comm;
+}
+
+Result<std::size_t> type_size(MPI_Datatype datatype) {
+  if (datatype <= MPI_DATATYPE_NULL || datatype >= kTypeCount) {
+    return Status(ErrorCode::kInvalidType,
+                  "datatype handle " + std::to_string(datatype) + " is not a valid datatype");
+  }
+  return kTypeSizes[datatype];
+}
+
+Result<std::size_t> bytes_of(int count, MPI_Datatype datatype) {
+  if (count < 0) {
+    return Status(ErrorCode::kInvalidCount, "count " + std::to_string(count) + " is negative");
+  }
+  auto size = type_size(datatype);
+  if (!size) return size;
+  return static_cast<std::size_t>(count) * *size;
+}
+
+void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out) {
+  if (out == MPI_STATUS_IGNORE) return;
+  out->MPI_SOURCE = in.source;
+  out->MPI_TAG = in.tag;
+  out->MPI_ERROR = error_class(in.error);
+  out->tagwire_cancelled = in.cancelled ? 1 : 0;
+  out->tagwire_count = in.count;
+}
+
+}  // namespace tagwire::mpi

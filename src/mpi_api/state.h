@@ -1,0 +1,60 @@
+// The MPI layer's process-wide state and the helpers every MPI_* function
+// shares: argument conversion (count x datatype -> bytes), handle lookup,
+// Status -> error class, and the error-handler dispatch.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "mpi.h"
+#include "mpi_api/handles.h"
+
+namespace tagwire::mpi {
+
+struct CommEntry {
+  engine::Communicator* comm = nullptr;
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+};
+
+struct State {
+  std::unique_ptr<engine::Engine> engine;
+  bool initialized = false;
+  bool finalized = false;
+  int thread_level = MPI_THREAD_FUNNELED;
+  CommEntry world, self;
+  HandleTable<CommEntry> comms{3};                            // user communicators from 3 up
+  HandleTable<engine::Request*> requests{1};                  // 0 is MPI_REQUEST_NULL
+  HandleTable<std::shared_ptr<engine::Message>> messages{1};  // 0 is MPI_MESSAGE_NULL
+};
+
+State& state();
+
+// The MPI error class for a Status (MPI_SUCCESS for ok).
+int error_class(const Status& s);
+
+// Reports an error through `comm`'s error handler: aborts the job under
+// MPI_ERRORS_ARE_FATAL, returns the class under MPI_ERRORS_RETURN.
+int report(MPI_Comm comm, const char* function, const Status& s);
+
+// Fails with MPI_ERR_OTHER unless MPI_Init has run and MPI_Finalize has not.
+Status check_initialized();
+
+CommEntry* find_comm(MPI_Comm comm);
+Result<engine::Communicator*> comm_of(MPI_Comm comm);
+
+// Bytes of `count` elements of a predefined datatype.
+Result<std::size_t> bytes_of(int count, MPI_Datatype datatype);
+Result<std::size_t> type_size(MPI_Datatype datatype);
+
+void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out);
+
+}  // namespace tagwire::mpi
+
+// Every MPI_* function body: convert, call, report. `comm` picks the
+// error handler.
+#define TW_MPI_TRY(comm, status_expr)                                           \
+  do {                                                                          \
+    ::tagwire::Status tw_s_ = (status_expr);                                    \
+    if (!tw_s_.is_ok()) return ::tagwire::mpi::report((comm), __func__, tw_s_); \
+  } while (0)
