@@ -22,6 +22,8 @@ std::string_view error_code_name(ErrorCode code) {
       return "invalid-request";
     case ErrorCode::kInvalidType:
       return "invalid-type";
+    case ErrorCode::kInvalidOp:
+      return "invalid-op";
     case ErrorCode::kTruncate:
       return "truncate";
     case ErrorCode::kNotFound:

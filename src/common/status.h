@@ -23,6 +23,7 @@ enum class ErrorCode : int {
   kInvalidComm,      // MPI_ERR_COMM
   kInvalidRequest,   // MPI_ERR_REQUEST
   kInvalidType,      // MPI_ERR_TYPE
+  kInvalidOp,        // MPI_ERR_OP
   kTruncate,         // MPI_ERR_TRUNCATE
   kNotFound,         // internal: a lookup found nothing (never reaches users as-is)
   kOutOfResources,   // MPI_ERR_NO_MEM / MPI_ERR_INTERN

@@ -1006,6 +1006,14 @@ Status Engine::comm_free(Communicator* comm) {
   return Status::ok();
 }
 
+Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::size_t bytes,
+                                         int peer, int tag, Communicator* comm) {
+  auto made = make_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard);
+  if (!made) return made;
+  (*made)->collective = true;
+  return start_once(std::move(made));
+}
+
 Status Engine::barrier(Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   std::uint8_t token = 0;

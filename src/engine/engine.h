@@ -133,6 +133,10 @@ class Engine final : public transport::Receiver {
   Result<Communicator*> comm_split(Communicator* comm, int color, int key);  // null: undefined
   Status comm_free(Communicator* comm);
   Status barrier(Communicator* comm);
+  // A send or receive on the communicator's collective context, for
+  // collectives built above the engine: it can never match user traffic.
+  Result<Request*> post_collective(RequestKind kind, void* buffer, std::size_t bytes, int peer,
+                                   int tag, Communicator* comm);
 
   // Drives communication from the calling thread.
   unsigned progress();

@@ -18,6 +18,8 @@ typedef int MPI_Datatype;
 typedef int MPI_Request;
 typedef int MPI_Message;
 typedef int MPI_Errhandler;
+typedef int MPI_Op;
+typedef int MPI_Group;
 typedef long MPI_Aint;
 typedef long long MPI_Count;
 
@@ -60,6 +62,36 @@ typedef struct MPI_Status {
 #define MPI_CONGRUENT 1
 #define MPI_SIMILAR 2
 #define MPI_UNEQUAL 3
+
+/* Buffers */
+#ifdef __cplusplus
+#define MPI_IN_PLACE (reinterpret_cast<void*>(static_cast<long>(-1)))
+#define MPI_BOTTOM (static_cast<void*>(nullptr))
+#else
+#define MPI_IN_PLACE ((void*)-1L)
+#define MPI_BOTTOM ((void*)0)
+#endif
+
+/* Reduction operations */
+#define MPI_OP_NULL 0
+#define MPI_MAX 1
+#define MPI_MIN 2
+#define MPI_SUM 3
+#define MPI_PROD 4
+#define MPI_LAND 5
+#define MPI_BAND 6
+#define MPI_LOR 7
+#define MPI_BOR 8
+#define MPI_LXOR 9
+#define MPI_BXOR 10
+
+/* Groups */
+#define MPI_GROUP_NULL 0
+#define MPI_GROUP_EMPTY 1
+
+/* Attributes */
+#define MPI_TAG_UB 1
+#define MPI_WTIME_IS_GLOBAL 2
 
 /* Threading */
 #define MPI_THREAD_SINGLE 0
@@ -157,6 +189,30 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int MPI_Comm_free(MPI_Comm* comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int MPI_Barrier(MPI_Comm comm);
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+
+/* Groups */
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
+int MPI_Group_size(MPI_Group group, int* size);
+int MPI_Group_rank(MPI_Group group, int* rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]);
+int MPI_Group_free(MPI_Group* group);
+
+/* Collectives (simple algorithms over point-to-point) */
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm);
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm);
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
 /* Datatypes */
 int MPI_Type_size(MPI_Datatype datatype, int* size);

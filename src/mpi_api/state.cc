@@ -69,6 +69,8 @@ int error_class(const Status& s) {
       return MPI_ERR_REQUEST;
     case ErrorCode::kInvalidType:
       return MPI_ERR_TYPE;
+    case ErrorCode::kInvalidOp:
+      return MPI_ERR_OP;
     case ErrorCode::kTruncate:
       return MPI_ERR_TRUNCATE;
     case ErrorCode::kOutOfResources:

@@ -26,6 +26,7 @@ struct State {
   HandleTable<CommEntry> comms{3};                            // user communicators from 3 up
   HandleTable<engine::Request*> requests{1};                  // 0 is MPI_REQUEST_NULL
   HandleTable<std::shared_ptr<engine::Message>> messages{1};  // 0 is MPI_MESSAGE_NULL
+  HandleTable<std::vector<int>> groups{2};  // world ranks; 0 null, 1 MPI_GROUP_EMPTY
 };
 
 State& state();

@@ -1,0 +1,117 @@
+#include "mpi_api/reduce_ops.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace tagwire::mpi {
+
+namespace {
+
+template <typename T>
+Status apply_typed(MPI_Op op, const void* in_raw, void* inout_raw, std::size_t n) {
+  const T* in = static_cast<const T*>(in_raw);
+  T* io = static_cast<T*>(inout_raw);
+  auto each = [&](auto f) {
+    for (std::size_t i = 0; i < n; ++i) io[i] = static_cast<T>(f(io[i], in[i]));
+    return Status::ok();
+  };
+  switch (op) {
+    case MPI_MAX:
+      return each([](T a, T b) { return std::max(a, b); });
+    case MPI_MIN:
+      return each([](T a, T b) { return std::min(a, b); });
+    case MPI_SUM:
+      return each([](T a, T b) { return a + b; });
+    case MPI_PROD:
+      return each([](T a, T b) { return a * b; });
+    default:
+      break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case MPI_LAND:
+        return each([](T a, T b) { return (a != 0) && (b != 0); });
+      case MPI_LOR:
+        return each([](T a, T b) { return (a != 0) || (b != 0); });
+      case MPI_LXOR:
+        return each([](T a, T b) { return (a != 0) != (b != 0); });
+      case MPI_BAND:
+        return each([](T a, T b) { return a & b; });
+      case MPI_BOR:
+        return each([](T a, T b) { return a | b; });
+      case MPI_BXOR:
+        return each([](T a, T b) { return a ^ b; });
+      default:
+        break;
+    }
+  }
+  return {ErrorCode::kInvalidOp,
+          "reduction operation " + std::to_string(op) + " is not defined for this datatype"};
+}
+
+}  // namespace
+
+Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count) {
+  if (op <= MPI_OP_NULL || op > MPI_BXOR) {
+    return {ErrorCode::kInvalidOp, "invalid reduction operation " + std::to_string(op)};
+  }
+  switch (type) {
+    case MPI_CHAR:
+      return apply_typed<char>(op, in, inout, count);
+    case MPI_SIGNED_CHAR:
+    case MPI_INT8_T:
+      return apply_typed<std::int8_t>(op, in, inout, count);
+    case MPI_UNSIGNED_CHAR:
+    case MPI_BYTE:
+    case MPI_UINT8_T:
+      return apply_typed<std::uint8_t>(op, in, inout, count);
+    case MPI_SHORT:
+    case MPI_INT16_T:
+      return apply_typed<std::int16_t>(op, in, inout, count);
+    case MPI_UNSIGNED_SHORT:
+    case MPI_UINT16_T:
+      return apply_typed<std::uint16_t>(op, in, inout, count);
+    case MPI_INT:
+    case MPI_INT32_T:
+      return apply_typed<std::int32_t>(op, in, inout, count);
+    case MPI_UNSIGNED:
+    case MPI_UINT32_T:
+      return apply_typed<std::uint32_t>(op, in, inout, count);
+    case MPI_LONG:
+      return apply_typed<long>(op, in, inout, count);
+    case MPI_UNSIGNED_LONG:
+      return apply_typed<unsigned long>(op, in, inout, count);
+    case MPI_LONG_LONG:
+    case MPI_INT64_T:
+    case MPI_COUNT:
+      return apply_typed<std::int64_t>(op, in, inout, count);
+    case MPI_UNSIGNED_LONG_LONG:
+    case MPI_UINT64_T:
+      return apply_typed<std::uint64_t>(op, in, inout, count);
+    case MPI_AINT:
+      return apply_typed<MPI_Aint>(op, in, inout, count);
+    case MPI_C_BOOL:
+      return apply_typed<bool>(op, in, inout, count);
+    case MPI_WCHAR:
+      return apply_typed<wchar_t>(op, in, inout, count);
+    case MPI_FLOAT:
+      return apply_typed<float>(op, in, inout, count);
+    case MPI_DOUBLE:
+      return apply_typed<double>(op, in, inout, count);
+    case MPI_LONG_DOUBLE:
+      return apply_typed<long double>(op, in, inout, count);
+    default:
+      break;
+  }
+  return {ErrorCode::kInvalidType, "no reduction for datatype " + std::to_string(type)};
+}
+
+Status check_op(MPI_Op op, MPI_Datatype type) {
+  // A one-element trial on scratch storage large enough for any type.
+  alignas(16) unsigned char a[16] = {}, b[16] = {};
+  return apply_op(op, type, a, b, 1);
+}
+
+}  // namespace tagwire::mpi

@@ -1,0 +1,138 @@
+/* Collectives, groups and attributes through mpi.h, as a user calls them.
+ * Last line from rank 0: "mpi collectives: N passed, N failed". */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed, rank, size;
+
+#define CHECK(cond)                                                                              \
+  do {                                                                                           \
+    if (cond) {                                                                                  \
+      ++passed;                                                                                  \
+    } else {                                                                                     \
+      ++failed;                                                                                  \
+      fprintf(stderr, "[rank %d] check failed at %s:%d: %s\n", rank, __FILE__, __LINE__, #cond); \
+    }                                                                                            \
+  } while (0)
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int n = size;
+
+  /* Bcast from every root, a small and a rendezvous-sized buffer. */
+  for (int root = 0; root < n; ++root) {
+    int small[3] = {-1, -1, -1};
+    if (rank == root) small[0] = small[1] = small[2] = 100 + root;
+    CHECK(MPI_Bcast(small, 3, MPI_INT, root, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(small[0] == 100 + root && small[2] == 100 + root);
+  }
+  double* big = malloc(sizeof(double) * 50000);
+  for (int i = 0; i < 50000; ++i) big[i] = rank == 1 ? i * 0.5 : -1;
+  MPI_Bcast(big, 50000, MPI_DOUBLE, 1, MPI_COMM_WORLD);
+  CHECK(big[0] == 0 && big[49999] == 49999 * 0.5);
+  free(big);
+
+  /* Reduce and Allreduce: sums, extremes, logical and bitwise ops. */
+  long mine = rank + 1, total = 0;
+  CHECK(MPI_Reduce(&mine, &total, 1, MPI_LONG, MPI_SUM, n - 1, MPI_COMM_WORLD) == MPI_SUCCESS);
+  if (rank == n - 1) CHECK(total == (long)n * (n + 1) / 2);
+  double d = rank * 1.5, dmax = 0, dmin = 0;
+  MPI_Allreduce(&d, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&d, &dmin, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  CHECK(dmax == (n - 1) * 1.5 && dmin == 0);
+  unsigned bits = 1u << rank, all_bits = 0;
+  MPI_Allreduce(&bits, &all_bits, 1, MPI_UNSIGNED, MPI_BOR, MPI_COMM_WORLD);
+  CHECK(all_bits == (1u << n) - 1);
+  int truth = rank != 0, any = 0, every = 1;
+  MPI_Allreduce(&truth, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+  MPI_Allreduce(&truth, &every, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  CHECK(any == 1 && every == 0);
+  int vec[4] = {rank, rank, rank, rank};
+  CHECK(MPI_Allreduce(MPI_IN_PLACE, vec, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(vec[0] == n * (n - 1) / 2 && vec[3] == n * (n - 1) / 2);
+  float prod = 2.0f, prod_all = 0;
+  MPI_Allreduce(&prod, &prod_all, 1, MPI_FLOAT, MPI_PROD, MPI_COMM_WORLD);
+  CHECK(prod_all == (float)(1 << n));
+
+  /* Gather, Allgather (also in place), Alltoall (also in place). */
+  int* all = malloc(sizeof(int) * 2 * (size_t)n);
+  int pair[2] = {rank, rank * rank};
+  memset(all, 0xff, sizeof(int) * 2 * (size_t)n);
+  CHECK(MPI_Gather(pair, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  if (rank == 0) {
+    int ok = 1;
+    for (int r = 0; r < n; ++r) ok &= all[2 * r] == r && all[2 * r + 1] == r * r;
+    CHECK(ok);
+  }
+  memset(all, 0, sizeof(int) * 2 * (size_t)n);
+  MPI_Allgather(pair, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+  int ok = 1;
+  for (int r = 0; r < n; ++r) ok &= all[2 * r] == r && all[2 * r + 1] == r * r;
+  CHECK(ok);
+  for (int r = 0; r < 2 * n; ++r) all[r] = r / 2 == rank ? pair[r % 2] : -7;
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 2, MPI_INT, MPI_COMM_WORLD);
+  ok = 1;
+  for (int r = 0; r < n; ++r) ok &= all[2 * r] == r && all[2 * r + 1] == r * r;
+  CHECK(ok);
+  int* send = malloc(sizeof(int) * (size_t)n);
+  int* recv = malloc(sizeof(int) * (size_t)n);
+  for (int r = 0; r < n; ++r) send[r] = rank * 100 + r;
+  MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, MPI_COMM_WORLD);
+  ok = 1;
+  for (int r = 0; r < n; ++r) ok &= recv[r] == r * 100 + rank;
+  CHECK(ok);
+  MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, send, 1, MPI_INT, MPI_COMM_WORLD);
+  ok = 1;
+  for (int r = 0; r < n; ++r) ok &= send[r] == r * 100 + rank;
+  CHECK(ok);
+  free(send);
+  free(recv);
+  free(all);
+
+  /* Collectives never match user point-to-point on the same communicator. */
+  int user = 555, bc = rank == 0 ? 777 : 0;
+  MPI_Request r;
+  MPI_Irecv(&user, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r);
+  MPI_Bcast(&bc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  CHECK(bc == 777 && user == 555);
+  MPI_Cancel(&r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+
+  /* Groups and attributes. */
+  MPI_Group world, firsts;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int gsize = 0, grank = -1;
+  MPI_Group_size(world, &gsize);
+  MPI_Group_rank(world, &grank);
+  CHECK(gsize == n && grank == rank);
+  int pick[2] = {n - 1, 0}, back[2] = {-5, -5}, idx[2] = {0, 1};
+  MPI_Group_incl(world, 2, pick, &firsts);
+  MPI_Group_translate_ranks(firsts, 2, idx, world, back);
+  CHECK(back[0] == n - 1 && back[1] == 0);
+  MPI_Group_rank(firsts, &grank);
+  CHECK(grank == (rank == n - 1 ? 0 : rank == 0 ? 1 : MPI_UNDEFINED));
+  MPI_Group_free(&firsts);
+  MPI_Group_free(&world);
+  CHECK(world == MPI_GROUP_NULL);
+  int* tag_ub = NULL;
+  int flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+  CHECK(flag == 1 && tag_ub != NULL && *tag_ub >= 32767);
+
+  /* Errors under MPI_ERRORS_RETURN. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  double x = 1, y = 0;
+  CHECK(MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD) == MPI_ERR_OP);
+  CHECK(MPI_Bcast(&x, 1, MPI_DOUBLE, n, MPI_COMM_WORLD) == MPI_ERR_RANK);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+  int counts[2] = {passed, failed}, sums[2] = {0, 0};
+  MPI_Reduce(counts, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("mpi collectives: %d passed, %d failed\n", sums[0], sums[1]);
+  MPI_Finalize();
+  return failed == 0 ? 0 : 1;
+}
