@@ -1,0 +1,135 @@
+/* Point-to-point benchmarks in the shape of the OSU micro-benchmarks,
+ * written from their published behaviour, against mpi.h only, so the same
+ * source builds with tagwire-cc, Open MPI's mpicc or MPICH's mpicc.
+ *
+ *   osu_p2p latency   ping-pong between ranks 0 and 1; one-way latency (us)
+ *   osu_p2p bw        rank 0 posts a window of 64 sends, rank 1 64 receives,
+ *                     then a 4-byte ack; MB/s
+ *   osu_p2p bibw      both directions at once, window 64; MB/s
+ *   osu_p2p mbw_mr    pairs (i, i + n/2) stream windows of 64; MB/s and
+ *                     messages/s summed over the pairs
+ * Options: -m MIN:MAX message sizes (default 0:4194304), -i ITERS for small
+ * messages (default 10000 latency, 100 windows otherwise; a quarter above
+ * 8 KiB), -x WARMUP. Output: "# test" header, then "size value [rate]".
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 64
+#define LARGE 8192
+
+static int rank, size;
+
+static void die(const char* why) {
+  if (rank == 0) fprintf(stderr, "osu_p2p: %s\n", why);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static int iters_for(long bytes, int small) {
+  return bytes > LARGE ? (small / 4 > 10 ? small / 4 : 10) : small;
+}
+
+static double latency(char* s, char* r, long bytes, int iters, int warmup) {
+  double t0 = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < iters + warmup; ++i) {
+    if (i == warmup) t0 = MPI_Wtime();
+    if (rank == 0) {
+      MPI_Send(s, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+      MPI_Recv(r, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+      MPI_Recv(r, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(s, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+    }
+  }
+  return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+/* One pair streams windows from `from` to `to` (both directions if bidir).
+ * Returns seconds for `iters` windows after warm-up. */
+static double stream(char* s, char* r, long bytes, int iters, int warmup, int from, int to,
+                     int bidir) {
+  MPI_Request reqs[2 * WINDOW];
+  char ack = 0;
+  double t0 = 0;
+  int me_sends = rank == from || bidir, me_recvs = rank == to || bidir;
+  int peer = rank == from ? to : from;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < iters + warmup; ++i) {
+    if (i == warmup) t0 = MPI_Wtime();
+    int n = 0;
+    for (int w = 0; w < WINDOW && me_recvs; ++w)
+      MPI_Irecv(r + (size_t)w * (size_t)bytes, (int)bytes, MPI_CHAR, peer, 100, MPI_COMM_WORLD,
+                &reqs[n++]);
+    for (int w = 0; w < WINDOW && me_sends; ++w)
+      MPI_Isend(s, (int)bytes, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &reqs[n++]);
+    MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    if (!bidir) {
+      if (rank == to)
+        MPI_Send(&ack, 1, MPI_CHAR, from, 101, MPI_COMM_WORLD);
+      else
+        MPI_Recv(&ack, 1, MPI_CHAR, to, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+  return MPI_Wtime() - t0;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 2) die("usage: osu_p2p latency|bw|bibw|mbw_mr [-m MIN:MAX] [-i ITERS] [-x WARMUP]");
+  const char* test = argv[1];
+  long min = 0, max = 4L << 20;
+  int iters = strcmp(test, "latency") == 0 ? 10000 : 100, warmup = -1;
+  for (int i = 2; i < argc; ++i) {
+    if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
+      if (sscanf(argv[++i], "%ld:%ld", &min, &max) != 2 || min < 0 || max < min) die("bad -m");
+    } else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
+      iters = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "-x") == 0 && i + 1 < argc) {
+      warmup = atoi(argv[++i]);
+    } else {
+      die("unknown option");
+    }
+  }
+  if (size < 2) die("needs at least 2 ranks");
+  int pairs = strcmp(test, "mbw_mr") == 0 ? size / 2 : 1;
+  if (strcmp(test, "latency") && strcmp(test, "bw") && strcmp(test, "bibw") &&
+      strcmp(test, "mbw_mr"))
+    die("unknown test");
+  size_t room = (size_t)(max > 0 ? max : 1);
+  char* s = malloc(room);
+  char* r = malloc(room * WINDOW);
+  if (s == NULL || r == NULL) die("out of memory");
+  memset(s, 'a', room);
+  if (rank == 0) printf("# osu_p2p %s, %d rank(s) in %d pair(s)\n", test, size, pairs);
+  for (long bytes = min; bytes <= max; bytes = bytes == 0 ? 1 : bytes * 2) {
+    int n = iters_for(bytes, iters);
+    int w = warmup >= 0 ? warmup : (n / 10 > 2 ? n / 10 : 2);
+    if (strcmp(test, "latency") == 0) {
+      double us = latency(s, r, bytes, n, w);
+      if (rank == 0) printf("%-10ld %12.2f\n", bytes, us);
+    } else {
+      int bidir = strcmp(test, "bibw") == 0;
+      int from = rank % (size / 2 > 0 ? size / 2 : 1), to = from + size / 2;
+      if (pairs == 1) from = 0, to = 1;
+      double secs = 0;
+      if (rank == from || rank == to)
+        secs = stream(s, r, bytes, n, w, from, to, bidir);
+      else
+        MPI_Barrier(MPI_COMM_WORLD); /* ranks outside the pairs join the start */
+      double messages = (double)n * WINDOW * (bidir ? 2 : 1);
+      double rate = secs > 0 && rank == from ? messages / secs : 0, total = 0;
+      MPI_Reduce(&rate, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      if (rank == 0) printf("%-10ld %12.2f %14.0f\n", bytes, total * (double)bytes / 1e6, total);
+    }
+    fflush(stdout);
+  }
+  free(s);
+  free(r);
+  MPI_Finalize();
+  return 0;
+}
