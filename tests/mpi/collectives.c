@@ -5,17 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed, rank, size;
-
-#define CHECK(cond)                                                                              \
-  do {                                                                                           \
-    if (cond) {                                                                                  \
-      ++passed;                                                                                  \
-    } else {                                                                                     \
-      ++failed;                                                                                  \
-      fprintf(stderr, "[rank %d] check failed at %s:%d: %s\n", rank, __FILE__, __LINE__, #cond); \
-    }                                                                                            \
-  } while (0)
+#include "check.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

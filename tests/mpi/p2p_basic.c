@@ -7,17 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed, rank, size;
-
-#define CHECK(cond)                                                                              \
-  do {                                                                                           \
-    if (cond) {                                                                                  \
-      ++passed;                                                                                  \
-    } else {                                                                                     \
-      ++failed;                                                                                  \
-      fprintf(stderr, "[rank %d] check failed at %s:%d: %s\n", rank, __FILE__, __LINE__, #cond); \
-    }                                                                                            \
-  } while (0)
+#include "check.h"
 
 static int right(void) {
   return (rank + 1) % size;
