@@ -3,10 +3,12 @@
 #   exit status of the first failing rank, 124 on timeout, 130 on SIGINT,
 #   no rank outlives the launcher, rank prefixes with --tag-output, and a
 #   process without the job key is refused by the bootstrap.
-# Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH
+#   and an MPI error under MPI_ERRORS_ARE_FATAL stops the job loudly.
+# Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH MPI_FATAL_ERROR
 set -uo pipefail
 run=$1
 bench=$2
+fatal=$3
 failures=0
 passes=0
 check() {  # check NAME EXPECTED ACTUAL
@@ -54,6 +56,15 @@ status=$?
 check "wrong job key fails the rank" 1 $status
 [[ $err == *"refused a bootstrap connection without this job's key"* ]]
 check "launcher says why" 0 $?
+
+# MPI_ERRORS_ARE_FATAL: exit status is the error class (MPI_ERR_RANK = 6),
+# the message says which call and why, and earlier output is kept.
+out=$(UCX_TLS=sm,self "$run" -n 2 -- "$fatal" 2>&1)
+check "fatal MPI error stops the job with its class" 6 $?
+[[ $out == *"MPI_Send failed: invalid-rank: destination rank 99"* ]]
+check "fatal error message names the call and the reason" 0 $?
+[[ $out == *"before the error on rank 0"* && $out == *"before the error on rank 1"* ]]
+check "output printed before the error is not lost" 0 $?
 
 echo "launcher: $passes passed, $failures failed"
 exit $((failures > 0))

@@ -33,7 +33,7 @@ int MPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided
   auto engine = engine::Engine::create_from_environment();
   if (!engine) {
     std::fprintf(stderr, "[tagwire] MPI_Init failed: %s\n", engine.status().to_string().c_str());
-    std::fflush(stderr);
+    std::fflush(nullptr);  // every stream: the user's buffered output must not be lost
     std::_Exit(1);
   }
   st.engine = std::move(engine).value();
@@ -74,7 +74,7 @@ int MPI_Finalize(void) {
 int MPI_Abort(MPI_Comm /*comm*/, int errorcode) {
   std::fprintf(stderr, "[tagwire %d] MPI_Abort(%d) called; aborting the job\n",
                state().engine ? state().engine->world_rank() : -1, errorcode);
-  std::fflush(stderr);
+  std::fflush(nullptr);  // every stream: the user's buffered output must not be lost
   // A non-zero exit makes the launcher stop every other rank.
   std::_Exit(errorcode == 0 ? 1 : errorcode);
 }

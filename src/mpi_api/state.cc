@@ -98,7 +98,7 @@ int report(MPI_Comm comm, const char* function, const Status& s) {
   int rank = state().engine ? state().engine->world_rank() : -1;
   std::fprintf(stderr, "[tagwire %d] %s failed: %s (MPI error class %d); aborting the job\n", rank,
                function, s.to_string().c_str(), code);
-  std::fflush(stderr);
+  std::fflush(nullptr);  // every stream: the user's buffered output must not be lost
   // The launcher sees a non-zero exit and stops every other rank.
   std::_Exit(code == 0 ? 1 : code);
 }
