@@ -125,16 +125,12 @@ Status gather(const void* sendbuf, std::size_t block, void* recvbuf, int root,
   return wait_all(requests);
 }
 
-Result<engine::Communicator*> collective_comm(MPI_Comm comm) {
-  return comm_of(comm);
-}
-
 }  // namespace
 
 extern "C" {
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  auto c = collective_comm(comm);
+  auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
   auto bytes = bytes_of(count, type);
   TW_MPI_TRY(comm, bytes.status());
@@ -144,7 +140,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm com
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm) {
-  auto c = collective_comm(comm);
+  auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
   TW_MPI_TRY(comm, reduce(sendbuf, recvbuf, count, type, op, root, *c));
   return MPI_SUCCESS;
@@ -152,7 +148,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm) {
-  auto c = collective_comm(comm);
+  auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
   auto bytes = bytes_of(count, type);
   TW_MPI_TRY(comm, bytes.status());
@@ -166,7 +162,7 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  auto c = collective_comm(comm);
+  auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
   const bool is_root = (*c)->rank() == root;
   auto block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
@@ -177,7 +173,7 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  auto c = collective_comm(comm);
+  auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
   auto block = bytes_of(recvcount, recvtype);
   TW_MPI_TRY(comm, block.status());
@@ -197,7 +193,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  auto c = collective_comm(comm);
+  auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
   auto block = bytes_of(recvcount, recvtype);
   TW_MPI_TRY(comm, block.status());

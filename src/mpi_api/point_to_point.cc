@@ -63,27 +63,33 @@ void retire(MPI_Request* handle, bool persistent) {
   }
 }
 
-// Waits (or tests) one request handle; fills the MPI status.
-int complete_one(const char* function, MPI_Request* handle, bool block, int* flag,
-                 MPI_Status* status) {
+// Waits (or tests) one request handle and fills the MPI status; reports
+// nothing, so that callers completing many requests can decide how to.
+Status complete_status(MPI_Request* handle, bool block, int* flag, MPI_Status* status) {
   auto r = request_of(*handle);
-  if (!r) return report(MPI_COMM_WORLD, function, r.status());
+  if (!r) return r.status();
   engine::MessageStatus st;
   bool done = true;
   const bool persistent = *r != nullptr && (*r)->persistent;
   if (block) {
-    Status s = E().wait(*r, &st);
-    if (!s.is_ok()) return report(MPI_COMM_WORLD, function, s);
+    TAGWIRE_RETURN_IF_ERROR(E().wait(*r, &st));
   } else {
     auto t = E().test(*r, &st);
-    if (!t) return report(MPI_COMM_WORLD, function, t.status());
+    if (!t) return t.status();
     done = *t;
   }
   if (flag != nullptr) *flag = done ? 1 : 0;
-  if (!done) return MPI_SUCCESS;
+  if (!done) return Status::ok();
   retire(handle, persistent);
   to_mpi_status(st, status);
-  return st.error.is_ok() ? MPI_SUCCESS : report(MPI_COMM_WORLD, function, st.error);
+  return st.error;
+}
+
+// complete_status, reported through MPI_COMM_WORLD's error handler.
+int complete_one(const char* function, MPI_Request* handle, bool block, int* flag,
+                 MPI_Status* status) {
+  Status s = complete_status(handle, block, flag, status);
+  return s.is_ok() ? MPI_SUCCESS : report(MPI_COMM_WORLD, function, s);
 }
 
 bool active(MPI_Request handle) {
@@ -325,11 +331,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   for (int i = 0; i < count; ++i) {
     MPI_Status local;
     MPI_Status* out = statuses == MPI_STATUSES_IGNORE ? &local : &statuses[i];
-    MPI_Errhandler saved = state().world.errhandler;
-    state().world.errhandler = MPI_ERRORS_RETURN;  // collect, then report once
-    int rc = complete_one(__func__, &requests[i], true, nullptr, out);
-    state().world.errhandler = saved;
-    if (rc != MPI_SUCCESS) result = MPI_ERR_IN_STATUS;
+    // Collect every request's outcome first, then report once.
+    if (!complete_status(&requests[i], true, nullptr, out).is_ok()) result = MPI_ERR_IN_STATUS;
   }
   if (result != MPI_SUCCESS) {
     // Aborts under MPI_ERRORS_ARE_FATAL; otherwise the statuses say which.
