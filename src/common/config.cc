@@ -113,6 +113,10 @@ const Setting kSettings[] = {
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.progress_thread, parse_bool(n, t));
      }},
+    {"TAGWIRE_CANCEL_AGENT",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.cancel_agent, parse_bool(n, t));
+     }},
     {"TAGWIRE_DEVICE",
      [](Config& c, std::string_view n, std::string_view t) {
        if (t.empty()) return bad_value(n, t, "a device name such as mlx5_0 or rxe0");

@@ -27,8 +27,14 @@ struct Config {
   log::Level log_level = log::Level::kWarn;
   TransportChoice transport = TransportChoice::kAuto;
   TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;
-  // Run a progress thread (the cancel agent) beside the application.
+  // Run a progress thread beside the application: it drives the transport
+  // all the time (and serves cancels too).
   bool progress_thread = false;
+  // Run the cancel agent: a thread that sleeps on the transport's event fd
+  // and serves the transport only while the application is outside the
+  // library, so that a peer's send cancel is answered even when this rank
+  // computes or sleeps (MPI_Cancel must be local).
+  bool cancel_agent = true;
   // RDMA device name ("mlx5_0", "rxe0"); empty picks the nearest one.
   std::string device;
   // How long an operation with a silent peer may wait before it fails.

@@ -1,6 +1,5 @@
 #include "engine/engine.h"
 
-#include <poll.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -8,7 +7,6 @@
 #include <string>
 
 #include "common/log.h"
-#include "common/topology.h"
 
 #ifdef TAGWIRE_HAVE_UCX
 #include "ucx/ucx_transport.h"
@@ -19,6 +17,9 @@ namespace tagwire::engine {
 namespace {
 
 constexpr std::size_t kMaxRemoteKey = 4096;
+// Polls in a row before a blocking call gives its core away: oversubscribed
+// jobs would otherwise spin against the very peer they wait for.
+constexpr unsigned kSpinsBeforeYield = 64;
 constexpr int kCollectiveTag = 1;
 
 MessageStatus empty_status() {
@@ -40,7 +41,8 @@ Result<std::unique_ptr<transport::Transport>> create_transport(const Config& con
     case TransportChoice::kAuto:
     case TransportChoice::kUcx:
 #ifdef TAGWIRE_HAVE_UCX
-      return ucx::create_ucx_transport(ucx::UcxOptions{config.progress_thread});
+      return ucx::create_ucx_transport(
+          ucx::UcxOptions{config.progress_thread || config.cancel_agent});
 #else
       return Status(ErrorCode::kUnsupported,
                     "this build has no UCX transport (libucx-dev missing)");
@@ -120,10 +122,13 @@ Status Engine::start_up() {
   TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
                             << config_.eager_threshold << " B)");
-  if (config_.progress_thread) {
+  const HelperMode helper = config_.progress_thread ? HelperMode::kProgress
+                            : config_.cancel_agent  ? HelperMode::kAgent
+                                                    : HelperMode::kNone;
+  if (helper != HelperMode::kNone) {
     application_pu_ = sched_getcpu();
     mutex_.enable();
-    progress_thread_ = std::thread([this] { progress_thread_main(); });
+    helper_thread_ = std::thread([this, helper] { helper_thread_main(helper); });
   }
   return Status::ok();
 }
@@ -138,9 +143,9 @@ Status Engine::finalize() {
   finalized_ = true;
   // Every rank reaches this point before anyone closes a connection.
   Status result = barrier(world_.get());
-  if (progress_thread_.joinable()) {
-    stop_progress_thread_ = true;
-    progress_thread_.join();
+  if (helper_thread_.joinable()) {
+    stop_helper_thread_ = true;
+    helper_thread_.join();
   }
   std::lock_guard lock(mutex_);
   Status s = transport_->disconnect_all();
@@ -214,7 +219,7 @@ void Engine::note_error(Request* r, const Status& s) {
 }
 
 void Engine::maybe_complete(Request* r) {
-  if (r->complete || r->local_pending > 0 || r->awaiting_remote) return;
+  if (r->complete || r->local_pending > 0 || r->awaiting_remote || r->cancel_pending) return;
   r->complete = true;
   r->registration.reset();
   if (r->bsend_copy != nullptr) {
@@ -280,12 +285,22 @@ Result<Request*> Engine::start_once(Result<Request*> made) {
 }
 
 Status Engine::start_operation(Request* r) {
-  return r->kind == RequestKind::kSend ? start_send(r) : start_receive(r);
+  if (r->kind == RequestKind::kReceive) return start_receive(r);
+  // Each operation of a persistent send goes out under a fresh wire id:
+  // the receiver may still hold an earlier operation's message, and a
+  // cancel must name this one only (IMPI: one id, one cancellable message).
+  if (r->persistent) {
+    requests_.remove(r->id);
+    r->id = requests_.add(r);
+  }
+  return start_send(r);
 }
 
 bool Engine::begin_operation(Request* r) {
   r->active = true;
   r->complete = false;
+  r->cancel_pending = false;
+  r->remote_matched = false;
   r->status = MessageStatus{};
   if (r->peer != kProcNull) return false;
   complete_null(r);
@@ -320,6 +335,7 @@ Status Engine::start_send(Request* r) {
       return s;
     }
     r->status.source = r->peer;
+    r->bsend_wire_id = internal->id;
     r->complete = true;
     return Status::ok();
   }
@@ -492,18 +508,23 @@ void Engine::run_deferred() {
         continue;
       }
       Header h;
-      h.job_token = limits_.job_token;
       h.type = d.type;
       h.flags = d.flags;
-      h.origin = world_->rank();
       h.request_id = d.request_id;
-      auto issued = transport_->send(d.peer, encode(h), {}, {});
-      if (!issued) {
-        TW_WARN("engine",
-                "control message to rank " << d.peer << " failed: " << issued.status().to_string());
+      Status s = send_header(d.peer, h);
+      if (!s.is_ok()) {
+        TW_WARN("engine", "control message to rank " << d.peer << " failed: " << s.to_string());
       }
     }
   }
+}
+
+Status Engine::send_header(int world_peer, const Header& h) {
+  Header out = h;
+  out.job_token = limits_.job_token;
+  out.origin = world_->rank();
+  auto issued = transport_->send(world_peer, encode(out), {}, {});
+  return issued ? Status::ok() : issued.status();
 }
 
 // --------------------------------------------------------- arrivals
@@ -516,54 +537,61 @@ void Engine::on_message(std::span<const std::uint8_t> header,
     TW_WARN("engine", "dropped a message: " << decoded.status().to_string());
     return;
   }
-  const Header& h = *decoded;
-  switch (h.type) {
+  switch (decoded->type) {
     case MessageType::kEager:
-    case MessageType::kRts: {
-      matching::IncomingMessage incoming{
-          {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
-      auto arrival = matcher_.arrive(incoming);
-      PendingMessage message;
-      message.type = h.type;
-      message.origin = h.origin;
-      message.source = h.source;
-      message.tag = h.tag;
-      message.synchronous = (h.flags & kFlagSync) != 0;
-      message.sender_request_id = h.request_id;
-      message.length = h.length;
-      message.remote_address = h.remote_address;
-      if (arrival.matched) {
-        Request* r = requests_.find(arrival.receive_cookie);
-        if (h.type == MessageType::kRts) message.data.assign(payload.begin(), payload.end());
-        deliver(r, message, payload);
-      } else {
-        message.data.assign(payload.begin(), payload.end());
-        unexpected_.emplace(next_unexpected_cookie_++,
-                            std::make_unique<PendingMessage>(std::move(message)));
-        ++counters_.unexpected;
-      }
+    case MessageType::kRts:
+      on_envelope(*decoded, payload);
       break;
-    }
     case MessageType::kFin:
-    case MessageType::kSyncAck: {
-      Request* r = requests_.find(h.request_id);
-      if (r == nullptr || r->kind != RequestKind::kSend || !r->awaiting_remote) {
-        ++counters_.dropped_messages;
-        TW_WARN("engine",
-                "answer for unknown send request " << h.request_id << " from rank " << h.origin);
-        return;
-      }
-      r->awaiting_remote = false;
-      r->registration.reset();  // the peer has read it: close the window now
-      maybe_complete(r);
+    case MessageType::kSyncAck:
+      on_remote_answer(*decoded);
       break;
-    }
     case MessageType::kCancelRequest:
+      on_cancel_request(*decoded);
+      break;
     case MessageType::kCancelReply:
-      ++counters_.dropped_messages;
-      TW_WARN("engine", "cancel messages are not handled by this build");
+      on_cancel_reply(*decoded);
       break;
   }
+}
+
+void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload) {
+  matching::IncomingMessage incoming{
+      {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
+  auto arrival = matcher_.arrive(incoming);
+  PendingMessage message;
+  message.type = h.type;
+  message.origin = h.origin;
+  message.source = h.source;
+  message.tag = h.tag;
+  message.synchronous = (h.flags & kFlagSync) != 0;
+  message.sender_request_id = h.request_id;
+  message.length = h.length;
+  message.remote_address = h.remote_address;
+  if (arrival.matched) {
+    Request* r = requests_.find(arrival.receive_cookie);
+    if (h.type == MessageType::kRts) message.data.assign(payload.begin(), payload.end());
+    deliver(r, message, payload);
+  } else {
+    message.data.assign(payload.begin(), payload.end());
+    unexpected_.emplace(next_unexpected_cookie_++,
+                        std::make_unique<PendingMessage>(std::move(message)));
+    ++counters_.unexpected;
+  }
+}
+
+void Engine::on_remote_answer(const Header& h) {
+  Request* r = requests_.find(h.request_id);
+  if (r == nullptr || r->kind != RequestKind::kSend || !r->awaiting_remote) {
+    ++counters_.dropped_messages;
+    TW_WARN("engine",
+            "answer for unknown send request " << h.request_id << " from rank " << h.origin);
+    return;
+  }
+  r->awaiting_remote = false;
+  r->remote_matched = true;
+  r->registration.reset();  // the peer has read it: close the window now
+  maybe_complete(r);
 }
 
 // --------------------------------------------------------------- progress
@@ -575,7 +603,6 @@ unsigned Engine::progress_locked() {
 }
 
 void Engine::idle_turn(unsigned progressed, unsigned* idle_turns) {
-  constexpr unsigned kSpinsBeforeYield = 64;
   if (progressed != 0) {
     *idle_turns = 0;
   } else if (++*idle_turns >= kSpinsBeforeYield) {
@@ -587,39 +614,6 @@ void Engine::idle_turn(unsigned progressed, unsigned* idle_turns) {
 unsigned Engine::progress() {
   std::lock_guard lock(mutex_);
   return progress_locked();
-}
-
-void Engine::progress_thread_main() {
-  // Near the NIC when one is named, and off the core the application
-  // thread started on when there is another.
-  if (auto topology = Topology::load()) {
-    int pu = topology->pick_helper_pu(config_.device, application_pu_);
-    Status bound = topology->bind_current_thread(pu);
-    if (bound.is_ok()) {
-      TW_INFO("engine", "progress thread bound to PU " << pu);
-    } else {
-      TW_WARN("engine", "progress thread left unbound: " << bound.to_string());
-    }
-  }
-  const int fd = transport_->event_fd();
-  while (!stop_progress_thread_.load(std::memory_order_relaxed)) {
-    bool armed = false;
-    {
-      std::lock_guard lock(mutex_);
-      if (progress_locked() == 0 && fd >= 0) {
-        auto a = transport_->arm();
-        armed = a.is_ok() && *a;
-      }
-    }
-    if (armed) {
-      // Sleep until the NIC / socket / shared memory says there is work;
-      // the timeout bounds how late a stop request is seen.
-      pollfd pfd{fd, POLLIN, 0};
-      ::poll(&pfd, 1, 20);
-    } else {
-      sched_yield();
-    }
-  }
 }
 
 // ------------------------------------------------------------- completion
@@ -641,15 +635,19 @@ Result<bool> Engine::test(Request* r, MessageStatus* status) {
 }
 
 Status Engine::wait(Request* r, MessageStatus* status) {
-  unsigned idle = 0;
+  // The lock is held across a run of polls, not taken for each: a helper
+  // thread never needs it while the application is here (EngineLock), and
+  // a lock per poll was a tenth of an 8-byte ping-pong.
   for (;;) {
     {
       std::lock_guard lock(mutex_);
-      auto done = test_locked(r, status);
-      if (!done) return done.status();
-      if (*done) return Status::ok();
+      for (unsigned turn = 0; turn < kSpinsBeforeYield; ++turn) {
+        auto done = test_locked(r, status);
+        if (!done) return done.status();
+        if (*done) return Status::ok();
+      }
     }
-    idle_turn(0, &idle);
+    sched_yield();
   }
 }
 
@@ -729,22 +727,6 @@ Status Engine::request_free(Request* r) {
     release_request(r);
   } else {
     r->user_freed = true;  // released when its operation completes
-  }
-  return Status::ok();
-}
-
-Status Engine::cancel(Request* r) {
-  if (r == nullptr) return {ErrorCode::kInvalidRequest, "cancel of a null request"};
-  std::lock_guard lock(mutex_);
-  if (!r->active || r->complete) return Status::ok();  // nothing to cancel: reports not cancelled
-  if (r->kind == RequestKind::kSend) {
-    return {ErrorCode::kUnsupported, "send cancel needs the cancel layer, not in this build yet"};
-  }
-  if (matcher_.cancel_receive(r->receive_handle)) {
-    r->status = empty_status();
-    r->status.cancelled = true;
-    r->complete = true;
-    if (r->user_freed) release_request(r);
   }
   return Status::ok();
 }

@@ -12,9 +12,17 @@
 //    rendezvous ones on FIN; ready sends are standard sends; buffered sends
 //    copy into the attached buffer and complete at once.
 //
+// Send cancel (DESIGN §4): MPI_Cancel of a send whose message the receiver
+// has not answered sends CANCEL_REQUEST on the data's own ordered channel;
+// the receiver removes the message if no receive has matched it yet (YES)
+// or refuses (NO), and the send completes by the answer. The receiver's
+// cancel agent answers even while its application is away from the library.
+//
 // Threading: the engine is MPI_THREAD_FUNNELED. One thread calls the API;
-// an optional progress thread (TAGWIRE_PROGRESS_THREAD=1) drives the
-// transport between calls. One mutex serialises the two.
+// a helper thread runs beside it: the cancel agent (default), which serves
+// the transport only while the application is outside the library, or a
+// progress thread (TAGWIRE_PROGRESS_THREAD=1), which serves it all the
+// time. One mutex serialises the helper and the application.
 #pragma once
 
 #include <atomic>
@@ -54,6 +62,12 @@ struct EngineCounters {
   std::uint64_t unexpected = 0;        // messages that arrived before their receive
   std::uint64_t dropped_messages = 0;  // failed wire checks
   std::uint64_t live_requests = 0;
+  // Send cancel, as the sender: requests sent, and how many the receiver
+  // granted; as the receiver: messages dropped for a cancel, and refusals.
+  std::uint64_t cancel_requests_sent = 0;
+  std::uint64_t sends_cancelled = 0;
+  std::uint64_t messages_cancelled = 0;
+  std::uint64_t cancels_refused = 0;
 };
 
 class Engine final : public transport::Receiver {
@@ -110,7 +124,8 @@ class Engine final : public transport::Receiver {
   // Completion status without releasing (MPI_Request_get_status).
   Result<bool> peek_status(Request* request, MessageStatus* status);
   Status request_free(Request* request);
-  // Receive cancel (local). Send cancel belongs to the cancel layer.
+  // MPI_Cancel: a posted receive is removed here and now; a send asks its
+  // receiver and completes by the answer (cancelled or delivered).
   Status cancel(Request* request);
 
   // Probe: the message a receive would get now.
@@ -182,6 +197,12 @@ class Engine final : public transport::Receiver {
   void issue_rendezvous_read(Request* r);
   void send_control(int world_peer, MessageType type, std::uint64_t request_id,
                     std::uint8_t flags = 0);
+  Status send_header(int world_peer, const Header& h);
+  Status cancel_send(Request* r);
+  void on_cancel_request(const Header& h);
+  void on_cancel_reply(const Header& h);
+  void on_remote_answer(const Header& h);
+  void on_envelope(const Header& h, std::span<const std::uint8_t> payload);
   void run_deferred();
   Result<bool> test_locked(Request* r, MessageStatus* status);
   void note_error(Request* r, const Status& s);
@@ -190,7 +211,10 @@ class Engine final : public transport::Receiver {
   Result<std::uint32_t> agree_context_id(Communicator* comm);
   void* bsend_allocate(std::size_t bytes);
   void bsend_release(void* block);
-  void progress_thread_main();
+  // The helper thread: kProgress serves the transport all the time,
+  // kAgent only while the application is away.
+  enum class HelperMode { kNone, kProgress, kAgent };
+  void helper_thread_main(HelperMode mode);
 
   static void on_send_done(void* ctx, const Status& s);
   static void on_read_done(void* ctx, const Status& s);
@@ -226,9 +250,9 @@ class Engine final : public transport::Receiver {
   bool finalized_ = false;
 
   mutable EngineLock mutex_;
-  std::thread progress_thread_;
+  std::thread helper_thread_;
   int application_pu_ = -1;  // where the application thread ran at start-up
-  std::atomic<bool> stop_progress_thread_{false};
+  std::atomic<bool> stop_helper_thread_{false};
 };
 
 }  // namespace tagwire::engine

@@ -62,6 +62,11 @@ struct Request {
   // Progress of the current operation.
   int local_pending = 0;         // transport operations not yet completed
   bool awaiting_remote = false;  // FIN or SYNC_ACK still due
+  // Send cancel (DESIGN §4): a CANCEL_REQUEST is out and its reply is due.
+  bool cancel_pending = false;
+  // The receiver answered FIN or SYNC_ACK: the message was received, so a
+  // cancel cannot succeed and is not even asked.
+  bool remote_matched = false;
   MessageStatus status;
   std::uint64_t id = 0;                                   // name on the wire (RequestTable)
   EncodedHeader header{};                                 // send: the header in flight
@@ -69,8 +74,11 @@ struct Request {
   matching::ReceiveHandle receive_handle;                 // posted receive
   // Receive side of a rendezvous: where to read from, then whom to FIN.
   std::unique_ptr<PendingMessage> rendezvous;
-  // Buffered send: the internal send from the attached buffer.
+  // Buffered send: the internal send from the attached buffer (on the
+  // internal request), and the internal send's wire id (on the user's
+  // request, so that cancelling the user's request names the message).
   std::uint8_t* bsend_copy = nullptr;
+  std::uint64_t bsend_wire_id = 0;
   class Engine* engine = nullptr;
 };
 
@@ -78,6 +86,8 @@ struct Request {
 // misread: slot in the low 32 bits, the slot's generation in the high 32.
 class RequestTable {
  public:
+  // Ids are unique among live requests; a persistent request takes a fresh
+  // one for each operation (rename), so that a cancel names one message.
   std::uint64_t add(Request* r) {
     std::uint32_t slot;
     if (free_.empty()) {

@@ -15,68 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "harness.h"
 
 namespace tagwire::engine {
 namespace {
-
-Engine* g_engine = nullptr;
-
-Engine& E() {
-  return *g_engine;
-}
-Communicator* W() {
-  return E().world();
-}
-int me() {
-  return W()->rank();
-}
-int nranks() {
-  return W()->size();
-}
-int right() {
-  return (me() + 1) % nranks();
-}
-int left() {
-  return (me() + nranks() - 1) % nranks();
-}
-std::size_t threshold() {
-  return E().config().eager_threshold;
-}
-
-std::uint8_t pattern_byte(std::uint64_t seed, std::size_t i) {
-  return static_cast<std::uint8_t>((seed * 131 + i * 7 + (i >> 9)) & 0xff);
-}
-
-std::vector<std::uint8_t> make_payload(std::size_t n, std::uint64_t seed) {
-  std::vector<std::uint8_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = pattern_byte(seed, i);
-  return v;
-}
-
-// First index where `data` differs from the pattern, or npos.
-std::size_t first_mismatch(const std::uint8_t* data, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = 0; i < n; ++i) {
-    if (data[i] != pattern_byte(seed, i)) return i;
-  }
-  return std::string::npos;
-}
-
-void barrier() {
-  ASSERT_TRUE(E().barrier(W()).is_ok());
-}
-
-#define ASSERT_OK(expr)                        \
-  do {                                         \
-    ::tagwire::Status s_ = (expr);             \
-    ASSERT_TRUE(s_.is_ok()) << s_.to_string(); \
-  } while (0)
-
-template <typename T>
-T take(Result<T> r) {
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  return r.is_ok() ? std::move(r).value() : T{};
-}
 
 // ------------------------------------------------------------ protocols
 
@@ -84,20 +26,6 @@ struct ProtocolCase {
   SendMode mode;
   bool receive_first;  // receive posted before the send (expected path) or after (unexpected)
 };
-
-std::string mode_name(SendMode m) {
-  switch (m) {
-    case SendMode::kStandard:
-      return "standard";
-    case SendMode::kSynchronous:
-      return "synchronous";
-    case SendMode::kReady:
-      return "ready";
-    case SendMode::kBuffered:
-      return "buffered";
-  }
-  return "?";
-}
 
 class Protocols : public ::testing::TestWithParam<ProtocolCase> {};
 
@@ -523,53 +451,3 @@ TEST(Resources, NothingLeftBehind) {
 
 }  // namespace
 }  // namespace tagwire::engine
-
-// Prints each failed assertion with the rank it happened on, then ends
-// the rank: in SPMD tests the other ranks would otherwise wait for it in
-// the next barrier until the launcher's timeout. A non-zero exit makes
-// tagwire-run stop the whole job at once.
-class FailurePrinter : public ::testing::EmptyTestEventListener {
- public:
-  explicit FailurePrinter(int rank) : rank_(rank) {}
-  // The name is kept here: asking gtest for it inside OnTestPartResult
-  // would take a lock gtest already holds.
-  void OnTestStart(const ::testing::TestInfo& info) override {
-    test_ = std::string(info.test_suite_name()) + "." + info.name();
-  }
-  void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (!r.failed()) return;
-    std::fprintf(stderr, "[rank %d] %s failed at %s:%d\n%s\n", rank_, test_.c_str(),
-                 r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(1);
-  }
-
- private:
-  int rank_;
-  std::string test_;
-};
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  auto engine = tagwire::engine::Engine::create_from_environment();
-  if (!engine) {
-    std::fprintf(stderr, "engine start failed: %s\n", engine.status().to_string().c_str());
-    return 1;
-  }
-  tagwire::engine::g_engine = engine->get();
-  // Only rank 0 prints the full report; every rank prints its failures.
-  auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-  if (tagwire::engine::g_engine->world_rank() != 0) {
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  listeners.Append(new FailurePrinter(tagwire::engine::g_engine->world_rank()));
-  int rc = RUN_ALL_TESTS();
-  tagwire::Status s = tagwire::engine::g_engine->finalize();
-  if (!s.is_ok()) {
-    std::fprintf(stderr, "finalize failed: %s\n", s.to_string().c_str());
-    rc = 1;
-  }
-  engine->reset();
-  return rc;
-}

@@ -16,6 +16,7 @@ TEST(Config, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(config->transport, TransportChoice::kAuto);
   EXPECT_EQ(config->tag_matching, TagMatchingChoice::kAuto);
   EXPECT_FALSE(config->progress_thread);
+  EXPECT_TRUE(config->cancel_agent);
   EXPECT_TRUE(config->device.empty());
 }
 
@@ -25,6 +26,7 @@ TEST(Config, ReadsEverySetting) {
                                         {"TAGWIRE_TRANSPORT", "UCX"},
                                         {"TAGWIRE_TM", "off"},
                                         {"TAGWIRE_PROGRESS_THREAD", "yes"},
+                                        {"TAGWIRE_CANCEL_AGENT", "no"},
                                         {"TAGWIRE_DEVICE", "rxe0"},
                                         {"TAGWIRE_PEER_TIMEOUT", "1500ms"}});
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
@@ -33,9 +35,10 @@ TEST(Config, ReadsEverySetting) {
   EXPECT_EQ(config->transport, TransportChoice::kUcx);
   EXPECT_EQ(config->tag_matching, TagMatchingChoice::kOff);
   EXPECT_TRUE(config->progress_thread);
+  EXPECT_FALSE(config->cancel_agent);
   EXPECT_EQ(config->device, "rxe0");
   EXPECT_EQ(config->peer_timeout, std::chrono::milliseconds(1500));
-  EXPECT_EQ(Config::setting_names().size(), 7u);
+  EXPECT_EQ(Config::setting_names().size(), 8u);
 }
 
 struct BadCase {

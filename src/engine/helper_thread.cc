@@ -1,0 +1,87 @@
+// The engine's helper thread: progress thread or cancel agent.
+//
+// Progress thread (TAGWIRE_PROGRESS_THREAD=1): serves the transport all the
+// time and sleeps on its event fd when there is nothing to do.
+//
+// Cancel agent (the default): the standard says MPI_Cancel is local, so a
+// sender's cancel must be answered even when this rank computes or sleeps
+// and never calls the library. The agent sleeps on the transport's event fd
+// (an interrupt, not a spin), and serves the transport only once the
+// application has left the library: while the application polls, it
+// answers cancels itself, and an agent competing for the lock would only
+// add latency to every message.
+#include <poll.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/log.h"
+#include "common/topology.h"
+#include "engine/engine.h"
+
+namespace tagwire::engine {
+
+namespace {
+
+// How long the application must stay out of the library before the agent
+// steps in, and how often it looks: the bound on a cancel's answer time
+// from a busy peer, paid only while the application is in the library.
+constexpr auto kAgentNap = std::chrono::milliseconds(5);
+// The progress thread's pause when it cannot get in, or has no event fd.
+constexpr auto kProgressNap = std::chrono::microseconds(50);
+// Longest sleep on the event fd: bounds how late a stop request is seen.
+constexpr int kEventWaitMs = 20;
+
+}  // namespace
+
+void Engine::helper_thread_main(HelperMode mode) {
+  const char* name = mode == HelperMode::kAgent ? "cancel agent" : "progress thread";
+  // Near the NIC when one is named, and off the core the application
+  // thread started on when there is another.
+  if (auto topology = Topology::load()) {
+    int pu = topology->pick_helper_pu(config_.device, application_pu_);
+    Status bound = topology->bind_current_thread(pu);
+    if (bound.is_ok()) {
+      TW_INFO("engine", name << " bound to PU " << pu);
+    } else {
+      TW_WARN("engine", name << " left unbound: " << bound.to_string());
+    }
+  }
+  const int fd = transport_->event_fd();
+  std::uint64_t seen_activity = mutex_.activity();
+  while (!stop_helper_thread_.load(std::memory_order_relaxed)) {
+    if (mode == HelperMode::kAgent) {
+      const std::uint64_t now = mutex_.activity();
+      if (now != seen_activity) {
+        // The application is in the library, or was a moment ago.
+        seen_activity = now;
+        std::this_thread::sleep_for(kAgentNap);
+        continue;
+      }
+    }
+    if (!mutex_.helper_try_enter()) {
+      std::this_thread::sleep_for(mode == HelperMode::kAgent ? kAgentNap : kProgressNap);
+      continue;
+    }
+    // Serve until there is nothing to do or the application comes back.
+    unsigned progressed = 0;
+    do {
+      progressed = progress_locked();
+    } while (progressed != 0 && !mutex_.application_waiting());
+    bool armed = false;
+    if (progressed == 0 && fd >= 0) {
+      auto a = transport_->arm();
+      armed = a.is_ok() && *a;
+    }
+    mutex_.helper_leave();
+    if (armed) {
+      // Sleep until the NIC / socket / shared memory says there is work.
+      pollfd pfd{fd, POLLIN, 0};
+      ::poll(&pfd, 1, kEventWaitMs);
+    } else if (progressed == 0) {
+      std::this_thread::sleep_for(mode == HelperMode::kAgent ? kAgentNap : kProgressNap);
+    }
+  }
+}
+
+}  // namespace tagwire::engine
