@@ -327,6 +327,9 @@ Status Engine::start_send(Request* r) {
     internal->comm = r->comm;
     internal->user_freed = true;  // nobody waits on it
     internal->bsend_copy = static_cast<std::uint8_t*>(copy);
+    // Named before it starts: an eager internal send may finish, and be
+    // released, inside start_send.
+    r->bsend_wire_id = internal->id;
     Status s = start_send(internal);
     if (!s.is_ok()) {
       bsend_release(copy);
@@ -335,7 +338,6 @@ Status Engine::start_send(Request* r) {
       return s;
     }
     r->status.source = r->peer;
-    r->bsend_wire_id = internal->id;
     r->complete = true;
     return Status::ok();
   }

@@ -7,6 +7,7 @@
 
 namespace tagwire::engine {
 
+#ifndef TAGWIRE_ENGINE_LOCK_MUTEX
 namespace {
 
 int membarrier(int command) {
@@ -14,6 +15,7 @@ int membarrier(int command) {
 }
 
 }  // namespace
+#endif
 
 void EngineLock::enable() {
   enabled_ = true;
