@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.h"
 #include "engine/engine.h"
 
 namespace {
@@ -20,6 +21,7 @@ namespace {
 using namespace tagwire;
 using namespace tagwire::engine;
 using Clock = std::chrono::steady_clock;
+using tagwire::bench::check;
 
 struct Args {
   std::string test = "latency";
@@ -29,21 +31,6 @@ struct Args {
   double scale = 1.0;  // multiplies iteration counts
   bool json = false;
 };
-
-[[noreturn]] void die(const Status& s, const char* what) {
-  std::fprintf(stderr, "wire_bench: %s: %s\n", what, s.to_string().c_str());
-  std::exit(1);
-}
-
-void check(const Status& s, const char* what) {
-  if (!s.is_ok()) die(s, what);
-}
-
-template <typename T>
-T check(Result<T> r, const char* what) {
-  if (!r) die(r.status(), what);
-  return std::move(r).value();
-}
 
 int iterations_for(std::size_t size, double scale, int base) {
   int n = size <= 8192 ? base : static_cast<int>(base * 8192.0 / static_cast<double>(size));

@@ -24,14 +24,18 @@ namespace tagwire::engine {
 namespace {
 
 // How long the application must stay out of the library before the agent
-// steps in, and how often it looks: the bound on a cancel's answer time
-// from a busy peer, paid only while the application is in the library.
+// steps in, and how often it looks meanwhile: paid only while the
+// application is in the library (it answers cancels itself then).
 constexpr auto kAgentNap = std::chrono::milliseconds(5);
+// While the application is away, the longest the agent sleeps between looks
+// when no event wakes it. Over UCX TCP (and verbs) the event fd wakes it at
+// once; UCX 1.13's shared-memory transports do not signal it for active
+// messages (and refuse to arm with cma), so there this bounds the answer
+// time from a sleeping peer, at about a thousand cheap wake-ups a second.
+constexpr int kAwayPollMs = 1;
+constexpr auto kAwayNap = std::chrono::milliseconds(kAwayPollMs);
 // The progress thread's pause when it cannot get in, or has no event fd.
 constexpr auto kProgressNap = std::chrono::microseconds(50);
-// Longest sleep on the event fd: bounds how late a stop request is seen.
-constexpr int kEventWaitMs = 20;
-
 }  // namespace
 
 void Engine::helper_thread_main(HelperMode mode) {
@@ -77,9 +81,9 @@ void Engine::helper_thread_main(HelperMode mode) {
     if (armed) {
       // Sleep until the NIC / socket / shared memory says there is work.
       pollfd pfd{fd, POLLIN, 0};
-      ::poll(&pfd, 1, kEventWaitMs);
+      ::poll(&pfd, 1, kAwayPollMs);
     } else if (progressed == 0) {
-      std::this_thread::sleep_for(mode == HelperMode::kAgent ? kAgentNap : kProgressNap);
+      std::this_thread::sleep_for(mode == HelperMode::kAgent ? kAwayNap : kProgressNap);
     }
   }
 }
