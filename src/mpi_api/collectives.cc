@@ -69,7 +69,7 @@ Status reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
               engine::Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
   TAGWIRE_RETURN_IF_ERROR(check_op(op, type));
-  auto bytes = bytes_of(count, type);
+  auto bytes = contiguous_bytes_of(count, type);
   if (!bytes) return bytes.status();
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (comm->rank() != root) {
@@ -132,7 +132,7 @@ extern "C" {
 int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
-  auto bytes = bytes_of(count, type);
+  auto bytes = contiguous_bytes_of(count, type);
   TW_MPI_TRY(comm, bytes.status());
   TW_MPI_TRY(comm, bcast(buffer, *bytes, root, *c));
   return MPI_SUCCESS;
@@ -150,7 +150,7 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
                   MPI_Comm comm) {
   auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
-  auto bytes = bytes_of(count, type);
+  auto bytes = contiguous_bytes_of(count, type);
   TW_MPI_TRY(comm, bytes.status());
   // Non-root ranks with MPI_IN_PLACE contribute what recvbuf holds (their
   // send completes inside reduce(), before the broadcast overwrites it).
@@ -165,7 +165,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
   const bool is_root = (*c)->rank() == root;
-  auto block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
+  auto block =
+      is_root ? contiguous_bytes_of(recvcount, recvtype) : contiguous_bytes_of(sendcount, sendtype);
   TW_MPI_TRY(comm, block.status());
   TW_MPI_TRY(comm, gather(sendbuf, *block, recvbuf, root, *c));
   return MPI_SUCCESS;
@@ -175,10 +176,10 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
-  auto block = bytes_of(recvcount, recvtype);
+  auto block = contiguous_bytes_of(recvcount, recvtype);
   TW_MPI_TRY(comm, block.status());
   if (sendbuf != MPI_IN_PLACE) {
-    auto sent = bytes_of(sendcount, sendtype);
+    auto sent = contiguous_bytes_of(sendcount, sendtype);
     TW_MPI_TRY(comm, sent.status());
   }
   // In place: my block already sits at recvbuf[rank]; send it from there.
@@ -195,7 +196,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   auto c = comm_of(comm);
   TW_MPI_TRY(comm, c.status());
-  auto block = bytes_of(recvcount, recvtype);
+  auto block = contiguous_bytes_of(recvcount, recvtype);
   TW_MPI_TRY(comm, block.status());
   const std::size_t n = static_cast<std::size_t>((*c)->size());
   std::vector<unsigned char> in_place_copy;
@@ -205,7 +206,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                          static_cast<unsigned char*>(recvbuf) + *block * n);
     out = in_place_copy.data();
   } else {
-    TW_MPI_TRY(comm, bytes_of(sendcount, sendtype).status());
+    TW_MPI_TRY(comm, contiguous_bytes_of(sendcount, sendtype).status());
   }
   auto* in = static_cast<unsigned char*>(recvbuf);
   std::vector<engine::Request*> requests;

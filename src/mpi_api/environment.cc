@@ -266,28 +266,4 @@ int MPI_Barrier(MPI_Comm comm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_size(MPI_Datatype datatype, int* size) {
-  auto s = type_size(datatype);
-  TW_MPI_TRY(MPI_COMM_WORLD, s.status());
-  *size = static_cast<int>(*s);
-  return MPI_SUCCESS;
-}
-
-int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  auto s = type_size(datatype);
-  TW_MPI_TRY(MPI_COMM_WORLD, s.status());
-  if (*s == 0) {
-    *count = 0;
-  } else if (status->tagwire_count % *s != 0) {
-    *count = MPI_UNDEFINED;
-  } else {
-    *count = static_cast<int>(status->tagwire_count / *s);
-  }
-  return MPI_SUCCESS;
-}
-
-int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  return MPI_Get_count(status, datatype, count);  // predefined types: elements == count
-}
-
 }  // extern "C"

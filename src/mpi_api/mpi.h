@@ -84,6 +84,8 @@ typedef struct MPI_Status {
 #define MPI_BOR 8
 #define MPI_LXOR 9
 #define MPI_BXOR 10
+#define MPI_MAXLOC 11
+#define MPI_MINLOC 12
 
 /* Groups */
 #define MPI_GROUP_NULL 0
@@ -130,6 +132,13 @@ typedef struct MPI_Status {
 #define MPI_PACKED 26
 #define MPI_AINT 27
 #define MPI_COUNT 28
+/* Pairs for MPI_MAXLOC / MPI_MINLOC: the C struct {value; int index}. */
+#define MPI_FLOAT_INT 29
+#define MPI_DOUBLE_INT 30
+#define MPI_LONG_INT 31
+#define MPI_2INT 32
+#define MPI_SHORT_INT 33
+#define MPI_LONG_DOUBLE_INT 34
 
 /* Error handlers */
 #define MPI_ERRHANDLER_NULL 0
@@ -216,6 +225,29 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 /* Datatypes */
 int MPI_Type_size(MPI_Datatype datatype, int* size);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent);
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype* newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype* newtype);
+int MPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
+                     MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
+                           const MPI_Datatype types[], MPI_Datatype* newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype* newtype);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_commit(MPI_Datatype* datatype);
+int MPI_Type_free(MPI_Datatype* datatype);
+int MPI_Get_address(const void* location, MPI_Aint* address);
+int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+             int* position, MPI_Comm comm);
+int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count);
 int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count);
 

@@ -1,6 +1,7 @@
 // MPI point-to-point: sends, receives, probes, persistent and buffered
 // requests, completion and cancel, all over the engine.
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "mpi_api/state.h"
@@ -15,17 +16,64 @@ engine::Engine& E() {
   return *state().engine;
 }
 
+// Where the engine reads or writes `count` elements of `datatype` at `buf`:
+// in place when the layout is one run, else a pack buffer (`staging`).
+struct WireBuffer {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  std::unique_ptr<Staging> staging;
+};
+
+Result<WireBuffer> wire_buffer(const void* buf, int count, MPI_Datatype datatype, bool receive) {
+  auto bytes = bytes_of(count, datatype);
+  if (!bytes) return bytes.status();
+  const TypeLayout* layout = *layout_of(datatype);
+  WireBuffer w;
+  w.bytes = *bytes;
+  if (layout->contiguous()) {
+    w.data = const_cast<char*>(static_cast<const char*>(buf)) + layout->lower_bound();
+    if (*bytes == 0) w.data = const_cast<void*>(buf);
+    return w;
+  }
+  w.staging = std::make_unique<Staging>();
+  w.staging->packed.resize(*bytes);
+  w.staging->user_buffer = const_cast<void*>(buf);
+  w.staging->count = static_cast<std::size_t>(count);
+  w.staging->layout = std::make_shared<TypeLayout>(*layout);  // outlives a Type_free
+  w.staging->receive = receive;
+  w.data = w.staging->packed.data();
+  return w;
+}
+
+// Hands out the handle of a new request, keeping its pack buffer with it.
+MPI_Request add_request(engine::Request* r, WireBuffer& w) {
+  MPI_Request h = state().requests.add(r);
+  if (w.staging) state().staging[h] = std::move(*w.staging);
+  return h;
+}
+
+// Before a send starts (and every restart of a persistent one): pack.
+void pack_for_send(MPI_Request h) {
+  auto it = state().staging.find(h);
+  if (it == state().staging.end() || it->second.receive) return;
+  Staging& s = it->second;
+  s.layout->pack(s.user_buffer, s.count, s.packed.data());
+}
+
 // Starts (or, with persistent, only creates) a send and hands out a handle.
 int post_send(const char* function, const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm, SendMode mode, bool persistent, MPI_Request* request) {
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
-  auto bytes = bytes_of(count, datatype);
-  if (!bytes) return report(comm, function, bytes.status());
-  auto r = persistent ? E().send_init(buf, *bytes, dest, tag, *c, mode)
-                      : E().isend(buf, *bytes, dest, tag, *c, mode);
+  auto w = wire_buffer(buf, count, datatype, false);
+  if (!w) return report(comm, function, w.status());
+  if (w->staging && !persistent) {
+    w->staging->layout->pack(buf, w->staging->count, w->staging->packed.data());
+  }
+  auto r = persistent ? E().send_init(w->data, w->bytes, dest, tag, *c, mode)
+                      : E().isend(w->data, w->bytes, dest, tag, *c, mode);
   if (!r) return report(comm, function, r.status());
-  *request = state().requests.add(*r);
+  *request = add_request(*r, *w);
   return MPI_SUCCESS;
 }
 
@@ -33,12 +81,12 @@ int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype,
               int tag, MPI_Comm comm, bool persistent, MPI_Request* request) {
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
-  auto bytes = bytes_of(count, datatype);
-  if (!bytes) return report(comm, function, bytes.status());
-  auto r = persistent ? E().recv_init(buf, *bytes, source, tag, *c)
-                      : E().irecv(buf, *bytes, source, tag, *c);
+  auto w = wire_buffer(buf, count, datatype, true);
+  if (!w) return report(comm, function, w.status());
+  auto r = persistent ? E().recv_init(w->data, w->bytes, source, tag, *c)
+                      : E().irecv(w->data, w->bytes, source, tag, *c);
   if (!r) return report(comm, function, r.status());
-  *request = state().requests.add(*r);
+  *request = add_request(*r, *w);
   return MPI_SUCCESS;
 }
 
@@ -54,9 +102,17 @@ Result<engine::Request*> request_of(MPI_Request handle) {
   return *r;
 }
 
-// After the engine completed `*handle`: a non-persistent request is gone
-// (the engine has released it, so `persistent` is read before completion).
-void retire(MPI_Request* handle, bool persistent) {
+// After the engine completed `*handle`: a staged receive is unpacked (as
+// far as the message went), and a non-persistent request is gone (the
+// engine has released it, so `persistent` is read before completion).
+void retire(MPI_Request* handle, bool persistent, const engine::MessageStatus& st) {
+  auto it = state().staging.find(*handle);
+  if (it != state().staging.end()) {
+    Staging& s = it->second;
+    if (s.receive && !st.cancelled)
+      s.layout->unpack(s.packed.data(), st.count, s.count, s.user_buffer);
+    if (!persistent) state().staging.erase(it);
+  }
   if (*handle != MPI_REQUEST_NULL && !persistent) {
     state().requests.remove(*handle);
     *handle = MPI_REQUEST_NULL;
@@ -80,7 +136,7 @@ Status complete_status(MPI_Request* handle, bool block, int* flag, MPI_Status* s
   }
   if (flag != nullptr) *flag = done ? 1 : 0;
   if (!done) return Status::ok();
-  retire(handle, persistent);
+  retire(handle, persistent, st);
   to_mpi_status(st, status);
   return st.error;
 }
@@ -198,10 +254,11 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
                          int recvtag, MPI_Comm comm, MPI_Status* status) {
   auto bytes = bytes_of(count, type);
   TW_MPI_TRY(comm, bytes.status());
-  std::vector<unsigned char> copy(static_cast<const unsigned char*>(buf),
-                                  static_cast<const unsigned char*>(buf) + *bytes);
-  return MPI_Sendrecv(copy.data(), count, type, dest, sendtag, buf, count, type, source, recvtag,
-                      comm, status);
+  // The outgoing data, packed, so that the receive can overwrite buf.
+  std::vector<std::uint8_t> copy(*bytes);
+  (*layout_of(type))->pack(buf, static_cast<std::size_t>(count), copy.data());
+  return MPI_Sendrecv(copy.data(), static_cast<int>(*bytes), MPI_BYTE, dest, sendtag, buf, count,
+                      type, source, recvtag, comm, status);
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
@@ -256,8 +313,8 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
 int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
                MPI_Request* request) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
-  auto bytes = bytes_of(count, type);
-  TW_MPI_TRY(MPI_COMM_WORLD, bytes.status());
+  auto w = wire_buffer(buf, count, type, true);
+  TW_MPI_TRY(MPI_COMM_WORLD, w.status());
   std::unique_ptr<engine::Message> m;
   if (*message == MPI_MESSAGE_NO_PROC) {
     m = std::make_unique<engine::Message>();  // completes as a PROC_NULL receive
@@ -271,9 +328,9 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
     m = std::make_unique<engine::Message>(std::move(**held));
     state().messages.remove(*message);
   }
-  auto r = E().imrecv(buf, *bytes, std::move(m));
+  auto r = E().imrecv(w->data, w->bytes, std::move(m));
   TW_MPI_TRY(MPI_COMM_WORLD, r.status());
-  *request = state().requests.add(*r);
+  *request = add_request(*r, *w);
   *message = MPI_MESSAGE_NULL;
   return MPI_SUCCESS;
 }
@@ -288,6 +345,7 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI
 int MPI_Start(MPI_Request* request) {
   auto r = request_of(*request);
   TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+  if (*r != nullptr && !(*r)->active) pack_for_send(*request);
   TW_MPI_TRY(MPI_COMM_WORLD, E().start(*r));
   return MPI_SUCCESS;
 }
@@ -378,7 +436,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
     return MPI_SUCCESS;
   }
   *index = *which;
-  retire(&requests[*which], persistent[static_cast<std::size_t>(*which)]);
+  retire(&requests[*which], persistent[static_cast<std::size_t>(*which)], st);
   to_mpi_status(st, status);
   return st.error.is_ok() ? MPI_SUCCESS : report(MPI_COMM_WORLD, __func__, st.error);
 }
@@ -435,7 +493,14 @@ int MPI_Request_free(MPI_Request* request) {
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidRequest, "free of MPI_REQUEST_NULL"});
   }
+  const bool in_flight = (*r)->active && !(*r)->complete;
   TW_MPI_TRY(MPI_COMM_WORLD, E().request_free(*r));
+  if (auto it = state().staging.find(*request); it != state().staging.end()) {
+    // The engine may still read or write the pack buffer: keep it until
+    // MPI_Finalize.
+    if (in_flight) state().orphaned_staging.push_back(std::move(it->second));
+    state().staging.erase(it);
+  }
   state().requests.remove(*request);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;

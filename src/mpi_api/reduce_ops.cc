@@ -51,11 +51,55 @@ Status apply_typed(MPI_Op op, const void* in_raw, void* inout_raw, std::size_t n
           "reduction operation " + std::to_string(op) + " is not defined for this datatype"};
 }
 
+// MPI_MAXLOC / MPI_MINLOC: the larger (smaller) value wins; on a tie the
+// smaller index, so the result does not depend on the reduction order.
+template <typename V>
+Status apply_loc(MPI_Op op, const void* in_raw, void* inout_raw, std::size_t n) {
+  const auto* in = static_cast<const ValueIndex<V>*>(in_raw);
+  auto* io = static_cast<ValueIndex<V>*>(inout_raw);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool better = op == MPI_MAXLOC ? in[i].value > io[i].value : in[i].value < io[i].value;
+    if (better) {
+      io[i] = in[i];
+    } else if (in[i].value == io[i].value) {
+      io[i].index = std::min(io[i].index, in[i].index);
+    }
+  }
+  return Status::ok();
+}
+
+Status apply_pair(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t n) {
+  if (op != MPI_MAXLOC && op != MPI_MINLOC) {
+    return {ErrorCode::kInvalidOp, "pair datatypes take MPI_MAXLOC or MPI_MINLOC only"};
+  }
+  switch (type) {
+    case MPI_FLOAT_INT:
+      return apply_loc<float>(op, in, inout, n);
+    case MPI_DOUBLE_INT:
+      return apply_loc<double>(op, in, inout, n);
+    case MPI_LONG_INT:
+      return apply_loc<long>(op, in, inout, n);
+    case MPI_2INT:
+      return apply_loc<int>(op, in, inout, n);
+    case MPI_SHORT_INT:
+      return apply_loc<short>(op, in, inout, n);
+    case MPI_LONG_DOUBLE_INT:
+      return apply_loc<long double>(op, in, inout, n);
+    default:
+      return {ErrorCode::kInvalidOp,
+              "MPI_MAXLOC / MPI_MINLOC need a pair datatype such as MPI_DOUBLE_INT"};
+  }
+}
+
 }  // namespace
 
 Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count) {
-  if (op <= MPI_OP_NULL || op > MPI_BXOR) {
+  if (op <= MPI_OP_NULL || op > MPI_MINLOC) {
     return {ErrorCode::kInvalidOp, "invalid reduction operation " + std::to_string(op)};
+  }
+  if (op == MPI_MAXLOC || op == MPI_MINLOC ||
+      (type >= MPI_FLOAT_INT && type <= MPI_LONG_DOUBLE_INT)) {
+    return apply_pair(op, type, in, inout, count);
   }
   switch (type) {
     case MPI_CHAR:
@@ -110,7 +154,7 @@ Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::
 
 Status check_op(MPI_Op op, MPI_Datatype type) {
   // A one-element trial on scratch storage large enough for any type.
-  alignas(16) unsigned char a[16] = {}, b[16] = {};
+  alignas(16) unsigned char a[32] = {}, b[32] = {};
   return apply_op(op, type, a, b, 1);
 }
 

@@ -10,6 +10,13 @@
 
 namespace tagwire::mpi {
 
+// The element of MPI_FLOAT_INT, MPI_DOUBLE_INT, ... (MPI_MAXLOC / MINLOC).
+template <typename V>
+struct ValueIndex {
+  V value;
+  int index;
+};
+
 Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count);
 
 // Whether apply_op accepts (op, type). Collectives check this on every

@@ -1,8 +1,12 @@
 #include "mpi_api/state.h"
 
+#include "mpi_api/reduce_ops.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace tagwire::mpi {
 
@@ -28,19 +32,39 @@ constexpr std::size_t kTypeSizes[] = {
     sizeof(long double),         // MPI_LONG_DOUBLE
     sizeof(wchar_t),             // MPI_WCHAR
     sizeof(bool),                // MPI_C_BOOL
-    1,
-    2,
-    4,
+    1, 2, 4,
     8,  // MPI_INT8_T .. MPI_INT64_T
-    1,
-    2,
-    4,
+    1, 2, 4,
     8,                  // MPI_UINT8_T .. MPI_UINT64_T
     1,                  // MPI_PACKED
     sizeof(MPI_Aint),   // MPI_AINT
     sizeof(MPI_Count),  // MPI_COUNT
+    // MINLOC / MAXLOC pairs: the C struct {value; int}, padding included, as
+    // one opaque element (so that collectives can reduce them in place).
+    sizeof(ValueIndex<float>),        // MPI_FLOAT_INT
+    sizeof(ValueIndex<double>),       // MPI_DOUBLE_INT
+    sizeof(ValueIndex<long>),         // MPI_LONG_INT
+    sizeof(ValueIndex<int>),          // MPI_2INT
+    sizeof(ValueIndex<short>),        // MPI_SHORT_INT
+    sizeof(ValueIndex<long double>),  // MPI_LONG_DOUBLE_INT
 };
 constexpr int kTypeCount = static_cast<int>(sizeof(kTypeSizes) / sizeof(kTypeSizes[0]));
+
+// The predefined layouts, indexed by handle: one run each.
+const std::vector<TypeLayout>& predefined_layouts() {
+  static const std::vector<TypeLayout> layouts = [] {
+    std::vector<TypeLayout> v;
+    for (int t = 0; t < kTypeCount; ++t) {
+      const std::size_t size = kTypeSizes[t];
+      // A C type's alignment is the largest power of two dividing its size,
+      // up to 16 (long double); pairs take their struct's size alike.
+      const std::size_t alignment = size == 0 ? 1 : std::min<std::size_t>(size & (~size + 1), 16);
+      v.push_back(TypeLayout::basic(size, size, alignment));
+    }
+    return v;
+  }();
+  return layouts;
+}
 
 }  // namespace
 
@@ -128,21 +152,51 @@ Result<engine::Communicator*> comm_of(MPI_Comm comm) {
   return entry->comm;
 }
 
-Result<std::size_t> type_size(MPI_Datatype datatype) {
-  if (datatype <= MPI_DATATYPE_NULL || datatype >= kTypeCount) {
-    return Status(ErrorCode::kInvalidType,
-                  "datatype handle " + std::to_string(datatype) + " is not a valid datatype");
+Result<const TypeLayout*> layout_of(MPI_Datatype datatype, bool need_commit) {
+  const TypeLayout* layout = nullptr;
+  if (datatype > MPI_DATATYPE_NULL && datatype < kTypeCount) {
+    layout = &predefined_layouts()[static_cast<std::size_t>(datatype)];
+  } else if (auto* derived = state().types.find(datatype)) {
+    layout = derived->get();
   }
-  return kTypeSizes[datatype];
+  if (layout == nullptr) {
+    return Status(ErrorCode::kInvalidType, datatype == MPI_DATATYPE_NULL
+                                               ? std::string("MPI_DATATYPE_NULL is not a datatype")
+                                               : "datatype handle " + std::to_string(datatype) +
+                                                     " is not a valid datatype (freed?)");
+  }
+  if (need_commit && !layout->committed()) {
+    return Status(ErrorCode::kInvalidType,
+                  "datatype " + std::to_string(datatype) + " is used before MPI_Type_commit");
+  }
+  return layout;
+}
+
+Result<std::size_t> type_size(MPI_Datatype datatype) {
+  auto layout = layout_of(datatype, false);
+  if (!layout) return layout.status();
+  return (*layout)->size();
 }
 
 Result<std::size_t> bytes_of(int count, MPI_Datatype datatype) {
   if (count < 0) {
     return Status(ErrorCode::kInvalidCount, "count " + std::to_string(count) + " is negative");
   }
-  auto size = type_size(datatype);
-  if (!size) return size;
-  return static_cast<std::size_t>(count) * *size;
+  auto layout = layout_of(datatype, true);
+  if (!layout) return layout.status();
+  return static_cast<std::size_t>(count) * (*layout)->size();
+}
+
+Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype) {
+  auto bytes = bytes_of(count, datatype);
+  if (!bytes) return bytes;
+  const TypeLayout* layout = *layout_of(datatype, true);
+  if (!layout->contiguous() || layout->lower_bound() != 0) {
+    return Status(ErrorCode::kInvalidType, "collectives take contiguous datatypes only (datatype " +
+                                               std::to_string(datatype) +
+                                               " has gaps or a non-zero lower bound)");
+  }
+  return bytes;
 }
 
 void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out) {

@@ -3,11 +3,15 @@
 // Status -> error class, and the error-handler dispatch.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "engine/engine.h"
 #include "mpi.h"
+#include "mpi_api/datatype.h"
 #include "mpi_api/handles.h"
 
 namespace tagwire::mpi {
@@ -15,6 +19,19 @@ namespace tagwire::mpi {
 struct CommEntry {
   engine::Communicator* comm = nullptr;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+};
+
+// Handles of derived datatypes start here (below: predefined).
+inline constexpr int kFirstDerivedType = 64;
+
+// A send or receive whose datatype is not contiguous travels through a pack
+// buffer: packed at every start (sends), unpacked at completion (receives).
+struct Staging {
+  std::vector<std::uint8_t> packed;
+  void* user_buffer = nullptr;
+  std::size_t count = 0;
+  std::shared_ptr<const TypeLayout> layout;
+  bool receive = false;
 };
 
 struct State {
@@ -27,6 +44,11 @@ struct State {
   HandleTable<engine::Request*> requests{1};                  // 0 is MPI_REQUEST_NULL
   HandleTable<std::shared_ptr<engine::Message>> messages{1};  // 0 is MPI_MESSAGE_NULL
   HandleTable<std::vector<int>> groups{2};  // world ranks; 0 null, 1 MPI_GROUP_EMPTY
+  // Derived datatypes (shared: a pending operation keeps a freed type alive).
+  HandleTable<std::shared_ptr<TypeLayout>> types{kFirstDerivedType};
+  // Operations on non-contiguous datatypes: their pack buffers, by request.
+  std::unordered_map<MPI_Request, Staging> staging;
+  std::vector<Staging> orphaned_staging;  // freed while in flight
 };
 
 State& state();
@@ -44,8 +66,14 @@ Status check_initialized();
 CommEntry* find_comm(MPI_Comm comm);
 Result<engine::Communicator*> comm_of(MPI_Comm comm);
 
-// Bytes of `count` elements of a predefined datatype.
+// The layout behind a datatype handle (predefined or derived); with
+// need_commit, a derived type must have been committed.
+Result<const TypeLayout*> layout_of(MPI_Datatype datatype, bool need_commit = true);
+// Packed bytes of `count` elements (the committed type's size times count).
 Result<std::size_t> bytes_of(int count, MPI_Datatype datatype);
+// The same, for callers that use the buffer in place (collectives): the
+// type must be one run from offset 0.
+Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> type_size(MPI_Datatype datatype);
 
 void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out);

@@ -136,6 +136,9 @@ static void cancelled_through_every_completion_call(void) {
     while (!all) MPI_Testall(3, reqs, &all, sts);
     for (int i = 0; i < 3; ++i) CHECK(reqs[i] == MPI_REQUEST_NULL);
   }
+  /* The sends are all decided before anyone posts a wildcard receive (one
+   * posted earlier could legitimately take a message, failing its cancel). */
+  MPI_Barrier(MPI_COMM_WORLD);
   /* ANY_SOURCE / ANY_TAG receive: cancelled, seen through Request_get_status. */
   MPI_Request r;
   MPI_Irecv(a, 16, MPI_CHAR, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r);

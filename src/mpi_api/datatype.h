@@ -1,0 +1,74 @@
+// TypeLayout: where the bytes of one element of an MPI datatype lie, as a
+// list of byte runs relative to the element's start, with the element's
+// size (bytes of data), lower bound and extent (the stride between
+// consecutive elements). Every constructor (contiguous, vector, hvector,
+// indexed, struct) is one general placement of copies of older layouts, so
+// one piece of code builds them all, and pack / unpack walk the runs.
+//
+// Communication sends the packed bytes: a layout that is one run covering
+// its whole extent is sent in place, anything else goes through a pack
+// buffer, so a non-contiguous type never puts wrong bytes on the wire.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tagwire::mpi {
+
+class TypeLayout {
+ public:
+  struct Run {
+    std::ptrdiff_t offset;   // from the element's start (its buffer address)
+    std::size_t length;      // bytes
+    std::size_t basic_size;  // size of the predefined type the run is made of
+  };
+
+  // A predefined type: `size` bytes of `basic_size`-byte elements.
+  static TypeLayout basic(std::size_t size, std::size_t basic_size, std::size_t alignment);
+
+  // The general constructor: entry i places blocks[i] consecutive copies of
+  // *types[i] starting `displacements[i]` bytes from the new element's
+  // start. `pad_to_alignment`: round the extent up to the strictest
+  // alignment of the parts (MPI_Type_create_struct, as C lays out structs).
+  static Result<TypeLayout> place(std::span<const int> blocks,
+                                  std::span<const std::ptrdiff_t> displacements,
+                                  std::span<const TypeLayout* const> types, bool pad_to_alignment);
+
+  // The same runs with a new lower bound and extent (MPI_Type_create_resized).
+  TypeLayout resized(std::ptrdiff_t lower_bound, std::ptrdiff_t extent) const;
+
+  std::size_t size() const { return size_; }
+  std::ptrdiff_t lower_bound() const { return lb_; }
+  std::ptrdiff_t extent() const { return ub_ - lb_; }
+  std::size_t alignment() const { return alignment_; }
+  bool committed() const { return committed_; }
+  void commit() { committed_ = true; }
+  const std::vector<Run>& runs() const { return runs_; }
+
+  // True when `count` elements are `count * size()` bytes in a row from
+  // buffer + lower_bound(): sent and received in place.
+  bool contiguous() const;
+
+  // Packs `count` elements at `buffer` into `out` (count * size() bytes).
+  void pack(const void* buffer, std::size_t count, std::uint8_t* out) const;
+  // Unpacks the first `bytes` packed bytes into `count` elements at `buffer`;
+  // nothing beyond `bytes` (a truncated message) is written.
+  void unpack(const std::uint8_t* in, std::size_t bytes, std::size_t count, void* buffer) const;
+  // Whole predefined elements in the first `bytes` packed bytes.
+  std::size_t basic_elements(std::size_t bytes) const;
+
+ private:
+  std::vector<Run> runs_;
+  std::size_t size_ = 0;
+  std::ptrdiff_t lb_ = 0;
+  std::ptrdiff_t ub_ = 0;
+  std::size_t alignment_ = 1;
+  std::size_t basic_per_element_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace tagwire::mpi

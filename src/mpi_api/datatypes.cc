@@ -1,0 +1,244 @@
+// MPI datatypes: the constructors (each one TypeLayout::place call), commit
+// and free, size / extent / count queries, and MPI_Pack / MPI_Unpack.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mpi_api/state.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+
+namespace {
+
+Status check_count(int count, const char* what) {
+  if (count < 0) {
+    return {ErrorCode::kInvalidCount,
+            std::string(what) + " " + std::to_string(count) + " is negative"};
+  }
+  return Status::ok();
+}
+
+// Builds a derived type from `n` entries and hands out its handle.
+int make_type(const char* function, std::span<const int> blocks,
+              std::span<const std::ptrdiff_t> displacements, std::span<const MPI_Datatype> types,
+              bool pad_to_alignment, MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  if (newtype == nullptr) {
+    return report(MPI_COMM_WORLD, function, {ErrorCode::kInvalidArgument, "null newtype"});
+  }
+  std::vector<std::shared_ptr<const TypeLayout>> keep;  // a freed old type stays valid here
+  std::vector<const TypeLayout*> layouts;
+  for (MPI_Datatype t : types) {
+    auto layout = layout_of(t, false);
+    TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+    layouts.push_back(*layout);
+  }
+  auto made = TypeLayout::place(blocks, displacements, layouts, pad_to_alignment);
+  TW_MPI_TRY(MPI_COMM_WORLD, made.status());
+  *newtype = state().types.add(std::make_shared<TypeLayout>(std::move(made).value()));
+  return MPI_SUCCESS;
+}
+
+// `count` copies of one type at the given displacements (in bytes).
+int make_uniform(const char* function, std::span<const int> blocks,
+                 std::span<const std::ptrdiff_t> displacements, MPI_Datatype oldtype,
+                 MPI_Datatype* newtype) {
+  std::vector<MPI_Datatype> types(blocks.size(), oldtype);
+  return make_type(function, blocks, displacements, types, false, newtype);
+}
+
+Result<std::ptrdiff_t> extent_of(MPI_Datatype t) {
+  auto layout = layout_of(t, false);
+  if (!layout) return layout.status();
+  return (*layout)->extent();
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Type_size(MPI_Datatype datatype, int* size) {
+  auto s = type_size(datatype);
+  TW_MPI_TRY(MPI_COMM_WORLD, s.status());
+  *size = static_cast<int>(*s);
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  *lb = (*layout)->lower_bound();
+  *extent = (*layout)->extent();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  const int blocks[] = {count};
+  const std::ptrdiff_t displacements[] = {0};
+  return make_uniform(__func__, blocks, displacements, oldtype, newtype);
+}
+
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(blocklength, "block length"));
+  std::vector<int> blocks(static_cast<std::size_t>(count), blocklength);
+  std::vector<std::ptrdiff_t> displacements(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) displacements[static_cast<std::size_t>(i)] = i * stride;
+  return make_uniform(__func__, blocks, displacements, oldtype, newtype);
+}
+
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype* newtype) {
+  auto extent = extent_of(oldtype);
+  TW_MPI_TRY(MPI_COMM_WORLD, extent.status());
+  return MPI_Type_create_hvector(count, blocklength, stride * *extent, oldtype, newtype);
+}
+
+int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<std::ptrdiff_t> bytes(displacements, displacements + n);
+  return make_uniform(__func__, {blocklengths, n}, bytes, oldtype, newtype);
+}
+
+int MPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
+                     MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  auto extent = extent_of(oldtype);
+  TW_MPI_TRY(MPI_COMM_WORLD, extent.status());
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<std::ptrdiff_t> bytes(n);
+  for (std::size_t i = 0; i < n; ++i) bytes[i] = displacements[i] * *extent;
+  return make_uniform(__func__, {blocklengths, n}, bytes, oldtype, newtype);
+}
+
+int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
+                           const MPI_Datatype types[], MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<std::ptrdiff_t> bytes(displacements, displacements + n);
+  return make_type(__func__, {blocklengths, n}, bytes, {types, n}, true, newtype);
+}
+
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype* newtype) {
+  auto layout = layout_of(oldtype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  if (extent < 0) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "negative extent"});
+  }
+  *newtype = state().types.add(std::make_shared<TypeLayout>((*layout)->resized(lb, extent)));
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  auto layout = layout_of(oldtype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  auto copy = std::make_shared<TypeLayout>(**layout);
+  if ((*layout)->committed()) copy->commit();
+  *newtype = state().types.add(std::move(copy));
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_commit(MPI_Datatype* datatype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  auto* derived = state().types.find(*datatype);
+  if (derived == nullptr) {
+    // Committing a predefined type is allowed and does nothing.
+    TW_MPI_TRY(MPI_COMM_WORLD, layout_of(*datatype, false).status());
+    return MPI_SUCCESS;
+  }
+  (*derived)->commit();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_free(MPI_Datatype* datatype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  if (state().types.find(*datatype) == nullptr) {
+    return report(
+        MPI_COMM_WORLD, __func__,
+        {ErrorCode::kInvalidType, *datatype > MPI_DATATYPE_NULL && *datatype < kFirstDerivedType
+                                      ? "a predefined datatype cannot be freed"
+                                      : "datatype handle " + std::to_string(*datatype) +
+                                            " is not a derived datatype (freed?)"});
+  }
+  state().types.remove(*datatype);  // pending operations hold their own reference
+  *datatype = MPI_DATATYPE_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_address(const void* location, MPI_Aint* address) {
+  *address = reinterpret_cast<MPI_Aint>(location);
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  auto s = type_size(datatype);
+  TW_MPI_TRY(MPI_COMM_WORLD, s.status());
+  if (*s == 0) {
+    *count = 0;
+  } else if (status->tagwire_count % *s != 0) {
+    *count = MPI_UNDEFINED;
+  } else {
+    *count = static_cast<int>(status->tagwire_count / *s);
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  *count = static_cast<int>((*layout)->basic_elements(status->tagwire_count));
+  return MPI_SUCCESS;
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+  auto bytes = bytes_of(incount, datatype);
+  TW_MPI_TRY(comm, bytes.status());
+  *size = static_cast<int>(*bytes);
+  return MPI_SUCCESS;
+}
+
+int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+             int* position, MPI_Comm comm) {
+  auto bytes = bytes_of(incount, datatype);
+  TW_MPI_TRY(comm, bytes.status());
+  if (*position < 0 || outsize < 0 ||
+      *bytes > static_cast<std::size_t>(outsize) - static_cast<std::size_t>(*position) ||
+      *position > outsize) {
+    return report(comm, __func__,
+                  {ErrorCode::kTruncate,
+                   "MPI_Pack: " + std::to_string(*bytes) + " bytes do not fit at position " +
+                       std::to_string(*position) + " of a buffer of " + std::to_string(outsize)});
+  }
+  (*layout_of(datatype))
+      ->pack(inbuf, static_cast<std::size_t>(incount),
+             static_cast<std::uint8_t*>(outbuf) + *position);
+  *position += static_cast<int>(*bytes);
+  return MPI_SUCCESS;
+}
+
+int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+               MPI_Datatype datatype, MPI_Comm comm) {
+  auto bytes = bytes_of(outcount, datatype);
+  TW_MPI_TRY(comm, bytes.status());
+  if (*position < 0 || insize < 0 || *position > insize ||
+      *bytes > static_cast<std::size_t>(insize - *position)) {
+    return report(comm, __func__,
+                  {ErrorCode::kTruncate,
+                   "MPI_Unpack: " + std::to_string(*bytes) + " bytes wanted at position " +
+                       std::to_string(*position) + " of a buffer of " + std::to_string(insize)});
+  }
+  (*layout_of(datatype))
+      ->unpack(static_cast<const std::uint8_t*>(inbuf) + *position, *bytes,
+               static_cast<std::size_t>(outcount), outbuf);
+  *position += static_cast<int>(*bytes);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

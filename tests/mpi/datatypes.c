@@ -1,0 +1,265 @@
+/* Derived datatypes, pack / unpack and MAXLOC / MINLOC as MPI programs use
+ * them: a matrix column by MPI_Type_vector, an indexed pattern, a C struct
+ * by MPI_Type_create_struct (with its padding), nested types, persistent
+ * sends that repack on every start, truncation into a strided buffer that
+ * leaves the gaps alone, Get_count / Get_elements, bad-type errors, and
+ * value-index reductions. Ranks 0 and 1 exchange; every rank reduces. */
+#include <mpi.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "check.h"
+
+#define N 8
+
+typedef struct {
+  char c;
+  double d;
+  int i[3];
+} Particle;
+
+static int other(void) {
+  return rank == 0 ? 1 : 0;
+}
+
+static void matrix_column(void) {
+  int m[N][N], col[N];
+  MPI_Datatype column;
+  MPI_Type_vector(N, 1, N, MPI_INT, &column);
+  MPI_Type_commit(&column);
+  MPI_Aint lb, extent;
+  MPI_Type_get_extent(column, &lb, &extent);
+  CHECK(lb == 0 && extent == (MPI_Aint)(((N - 1) * N + 1) * sizeof(int)));
+  int size;
+  MPI_Type_size(column, &size);
+  CHECK(size == N * (int)sizeof(int));
+  if (rank == 0) {
+    for (int r = 0; r < N; ++r)
+      for (int c = 0; c < N; ++c) m[r][c] = r * 100 + c;
+    MPI_Send(&m[0][3], 1, column, 1, 1, MPI_COMM_WORLD); /* column 3, packed */
+    MPI_Recv(&m[0][5], 1, column, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int r = 0; r < N; ++r) {
+      CHECK(m[r][5] == -r);
+      CHECK(m[r][4] == r * 100 + 4 && m[r][6] == r * 100 + 6); /* neighbours untouched */
+    }
+  } else if (rank == 1) {
+    MPI_Status st;
+    MPI_Recv(col, N, MPI_INT, 0, 1, MPI_COMM_WORLD, &st);
+    for (int r = 0; r < N; ++r) CHECK(col[r] == r * 100 + 3);
+    int count = -1;
+    MPI_Get_count(&st, column, &count);
+    CHECK(count == 1);
+    for (int r = 0; r < N; ++r) col[r] = -r;
+    MPI_Send(col, N, MPI_INT, 0, 2, MPI_COMM_WORLD);
+  }
+  MPI_Type_free(&column);
+  CHECK(column == MPI_DATATYPE_NULL);
+}
+
+static void struct_array(void) {
+  Particle p[5];
+  int blocks[3] = {1, 1, 3};
+  MPI_Aint displs[3] = {offsetof(Particle, c), offsetof(Particle, d), offsetof(Particle, i)};
+  MPI_Datatype types[3] = {MPI_CHAR, MPI_DOUBLE, MPI_INT}, particle;
+  MPI_Type_create_struct(3, blocks, displs, types, &particle);
+  MPI_Type_commit(&particle);
+  MPI_Aint lb, extent;
+  MPI_Type_get_extent(particle, &lb, &extent);
+  CHECK(extent == (MPI_Aint)sizeof(Particle)); /* padded to the double's alignment */
+  int size;
+  MPI_Type_size(particle, &size);
+  CHECK(size == 1 + 8 + 12);
+  memset(p, 0x5A, sizeof(p));
+  if (rank == 0) {
+    for (int k = 0; k < 5; ++k) {
+      p[k].c = (char)('a' + k);
+      p[k].d = k * 1.5;
+      for (int j = 0; j < 3; ++j) p[k].i[j] = k * 10 + j;
+    }
+    MPI_Send(p, 5, particle, 1, 3, MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    MPI_Status st;
+    MPI_Recv(p, 5, particle, 0, 3, MPI_COMM_WORLD, &st);
+    for (int k = 0; k < 5; ++k) {
+      CHECK(p[k].c == 'a' + k && p[k].d == k * 1.5 && p[k].i[2] == k * 10 + 2);
+      /* padding after c is not data: left as it was */
+      CHECK(((unsigned char*)&p[k])[1] == 0x5A);
+    }
+    int elements = 0;
+    MPI_Get_elements(&st, particle, &elements);
+    CHECK(elements == 5 * 5);
+  }
+  MPI_Type_free(&particle);
+}
+
+static void indexed_and_nested(void) {
+  double a[20], b[20];
+  int blocks[3] = {2, 1, 3}, displs[3] = {0, 5, 10};
+  MPI_Datatype idx, pair_of_idx;
+  MPI_Type_indexed(3, blocks, displs, MPI_DOUBLE, &idx);
+  MPI_Type_contiguous(2, idx, &pair_of_idx); /* nested: two copies, one extent apart */
+  MPI_Type_commit(&pair_of_idx);
+  for (int k = 0; k < 20; ++k) a[k] = k, b[k] = -1;
+  /* Round trip through Pack / Unpack, with positions. */
+  int need = 0;
+  MPI_Pack_size(1, pair_of_idx, MPI_COMM_WORLD, &need);
+  CHECK(need == 12 * (int)sizeof(double));
+  char packed[256];
+  int pos = 0;
+  MPI_Pack(a, 1, pair_of_idx, packed, sizeof(packed), &pos, MPI_COMM_WORLD);
+  CHECK(pos == need);
+  pos = 0;
+  MPI_Unpack(packed, need, &pos, b, 1, pair_of_idx, MPI_COMM_WORLD);
+  CHECK(pos == need);
+  /* idx covers 0,1,5,10,11,12 (extent 13): the copy adds 13,14,18,23.. */
+  CHECK(b[0] == 0 && b[1] == 1 && b[5] == 5 && b[12] == 12 && b[13] == 13 && b[18] == 18);
+  CHECK(b[2] == -1 && b[9] == -1 && b[15] == -1); /* gaps untouched */
+  MPI_Type_free(&pair_of_idx);
+  MPI_Type_free(&idx);
+}
+
+static void persistent_repacks_and_truncation(void) {
+  int m[4][4];
+  MPI_Datatype column;
+  MPI_Type_vector(4, 1, 4, MPI_INT, &column);
+  MPI_Type_commit(&column);
+  if (rank == 0) {
+    MPI_Request req;
+    MPI_Send_init(&m[0][0], 1, column, 1, 4, MPI_COMM_WORLD, &req);
+    for (int round = 0; round < 3; ++round) {
+      for (int r = 0; r < 4; ++r) m[r][0] = round * 10 + r;
+      MPI_Start(&req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    MPI_Request_free(&req);
+    int six[6] = {1, 2, 3, 4, 5, 6};
+    MPI_Send(six, 6, MPI_INT, 1, 5, MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    int got[4];
+    for (int round = 0; round < 3; ++round) {
+      MPI_Recv(got, 4, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      CHECK(got[0] == round * 10 && got[3] == round * 10 + 3);
+    }
+    /* Six ints into one column of four: truncated, gaps untouched. */
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c) m[r][c] = 7;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Status st;
+    int rc = MPI_Recv(&m[0][1], 1, column, 0, 5, MPI_COMM_WORLD, &st);
+    int cls;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TRUNCATE);
+    CHECK(m[0][1] == 1 && m[3][1] == 4);
+    CHECK(m[0][0] == 7 && m[0][2] == 7 && m[3][2] == 7);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  }
+  MPI_Type_free(&column);
+}
+
+static void counts_and_errors(void) {
+  MPI_Datatype two;
+  MPI_Type_contiguous(2, MPI_INT, &two);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int cls, rc, dummy[4] = {0};
+  rc = MPI_Send(dummy, 1, two, MPI_PROC_NULL, 0, MPI_COMM_WORLD); /* not committed yet */
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_TYPE);
+  MPI_Type_commit(&two);
+  if (rank == 0) {
+    int seven[7] = {0};
+    MPI_Send(seven, 7, MPI_INT, 1, 6, MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    int in[8];
+    MPI_Status st;
+    MPI_Recv(in, 4, two, 0, 6, MPI_COMM_WORLD, &st);
+    int count = 0, elements = 0;
+    MPI_Get_count(&st, two, &count);
+    MPI_Get_elements(&st, two, &elements);
+    CHECK(count == MPI_UNDEFINED);
+    CHECK(elements == 7);
+  }
+  MPI_Datatype predefined = MPI_INT;
+  rc = MPI_Type_free(&predefined);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_TYPE);
+  MPI_Datatype freed = two;
+  MPI_Type_free(&two);
+  rc = MPI_Send(dummy, 1, freed, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_TYPE);
+  /* Collectives take contiguous types; a strided one is refused on every rank. */
+  MPI_Datatype strided;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  rc = MPI_Bcast(dummy, 1, strided, 0, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_TYPE);
+  MPI_Type_free(&strided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void type_freed_while_in_flight(void) {
+  int m[3][3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+  MPI_Datatype diag;
+  MPI_Type_vector(3, 1, 4, MPI_INT, &diag);
+  MPI_Type_commit(&diag);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int d[3] = {0};
+  if (rank == 0) MPI_Isend(m, 1, diag, 1, 7, MPI_COMM_WORLD, &req);
+  if (rank == 1) MPI_Irecv(d, 3, MPI_INT, 0, 7, MPI_COMM_WORLD, &req);
+  MPI_Type_free(&diag); /* allowed: pending operations finish normally */
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  if (rank == 1) CHECK(d[0] == 1 && d[1] == 5 && d[2] == 9);
+}
+
+static void maxloc_minloc(void) {
+  struct {
+    double v;
+    int i;
+  } in[2], out[2];
+  in[0].v = (rank * 7) % 5;
+  in[0].i = rank; /* several ranks may tie: lowest index wins */
+  in[1].v = -rank;
+  in[1].i = rank;
+  MPI_Allreduce(in, out, 2, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  double best = -1;
+  int where = -1;
+  for (int r = 0; r < size; ++r)
+    if ((r * 7) % 5 > best) best = (r * 7) % 5, where = r;
+  CHECK(out[0].v == best && out[0].i == where);
+  CHECK(out[1].v == 0 && out[1].i == 0);
+  struct {
+    int v;
+    int i;
+  } p = {rank % 2, rank}, q;
+  MPI_Allreduce(&p, &q, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+  CHECK(q.v == 0 && q.i == 0);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int x = 1, y, cls;
+  int rc = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_OP);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  (void)other;
+  if (size >= 2) {
+    matrix_column();
+    struct_array();
+    persistent_repacks_and_truncation();
+    counts_and_errors();
+    type_freed_while_in_flight();
+  }
+  indexed_and_nested();
+  maxloc_minloc();
+  int total_failed = 0;
+  MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("datatypes: %d checks passed on rank 0, %d failed in all\n", passed, total_failed);
+  MPI_Finalize();
+  return total_failed == 0 ? 0 : 1;
+}
