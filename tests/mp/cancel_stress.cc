@@ -1,7 +1,8 @@
 // Send-cancel race stress test: thousands of sends, a cancel fired at a
 // random moment for most of them (at once, after a random number of
-// progress turns, while the receiver is matching or reading, or after the
-// receive completed), while the receiver posts receives at random times.
+// progress turns, while the receiver is matching or reading, or late, when
+// most receives have completed), while the receiver posts receives at
+// random times, sometimes only for messages a probe has shown it.
 // Every round both sides check the either-or rule: the sender reports which
 // of its sends completed as delivered, and the receiver must have received
 // exactly those, each once, with intact content, and nothing else.
@@ -41,10 +42,11 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
-// When the sender fires its cancel.
-enum Timing : int { kNever, kAtOnce, kAfterTurns, kAfterReceipt, kTimings };
+// When the sender fires its cancel. kLate: after the receiver has been
+// posting receives for a while (most messages received, some still not).
+enum Timing : int { kNever, kAtOnce, kAfterTurns, kLate, kTimings };
 const char* timing_name(int t) {
-  static const char* names[] = {"never", "at once", "after 1-64 turns", "after receipt"};
+  static const char* names[] = {"never", "at once", "after 1-64 turns", "late"};
   return names[t];
 }
 
@@ -153,13 +155,13 @@ class CancelStress {
         if (op.timing == kAfterTurns && op.turn == turn) fire(op.request, &op.cancel_fired);
       }
     }
-    // kAfterReceipt: the receiver tells us it has received what it could;
-    // until then, keep the others moving.
+    // kLate: fired once the receiver says it has been receiving for a
+    // while; waiting for that keeps the other sends moving meanwhile.
     std::uint32_t ready = 0;
     EXPECT_TRUE(
         E().recv(&ready, sizeof(ready), partner(), kReadyTag, summary_comm_, nullptr).is_ok());
     for (Op& op : ops) {
-      if (op.timing == kAfterReceipt) fire(op.request, &op.cancel_fired);
+      if (op.timing == kLate) fire(op.request, &op.cancel_fired);
     }
     std::vector<Sent> delivered;
     std::uint64_t fired = 0;
@@ -241,7 +243,7 @@ class CancelStress {
         }
       }
       if (turn == delay + 100 && !told_ready) {
-        // Late cancels (kAfterReceipt) now race with whatever is left.
+        // Late cancels (kLate) now race with whatever is left.
         std::uint32_t go = 1;
         EXPECT_TRUE(E().send(&go, sizeof(go), partner(), kReadyTag, summary_comm_).is_ok());
         told_ready = true;
