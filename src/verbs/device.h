@@ -1,0 +1,61 @@
+// An opened RDMA device and what it can do, read once at start-up.
+//
+// Device selection: by name (TAGWIRE_DEVICE), else the first device with an
+// active port. The capabilities that steer protocol choices are kept in
+// DeviceCaps, a plain struct, so that the decisions made from them (tag
+// matching offload, one-sided cancel arbitration) are testable on any
+// machine without a device.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/config.h"
+#include "common/status.h"
+#include "verbs/verbs_handles.h"
+
+namespace tagwire::verbs {
+
+struct DeviceCaps {
+  std::string name;
+  std::uint8_t port = 1;
+  bool port_active = false;
+  bool ethernet = false;  // RoCE: addressed by GID
+  ibv_mtu active_mtu = IBV_MTU_1024;
+  ibv_atomic_cap atomic_cap = IBV_ATOMIC_NONE;
+  // Tag matching (ibv_query_device_ex -> tm_caps).
+  bool tm_rc = false;  // IBV_TM_CAP_RC
+  std::uint32_t tm_max_tags = 0;
+  std::uint32_t tm_max_rndv_header = 0;
+  std::uint32_t max_qp_wr = 0;
+  std::uint32_t max_sge = 0;
+};
+
+class Device {
+ public:
+  // Opens `name`, or the first device with an active port when empty.
+  static Result<Device> open(const std::string& name);
+
+  ibv_context* context() const { return context_.get(); }
+  ibv_pd* pd() const { return pd_.get(); }
+  const DeviceCaps& caps() const { return caps_; }
+  // The GID index of the port's RoCEv2 GID for an IPv4 address (RoCE), or
+  // 0 on InfiniBand; an error when a RoCE port has none (no address yet).
+  Result<int> roce_v2_ipv4_gid_index() const;
+
+ private:
+  ContextPtr context_;
+  PdPtr pd_;
+  DeviceCaps caps_;
+};
+
+// Whether to match in the NIC: TAGWIRE_TM=auto uses the hardware where the
+// device reports IBV_TM_CAP_RC, =off never, =on insists and fails clearly on
+// a device without it.
+Result<bool> use_hardware_tag_matching(const DeviceCaps& caps, TagMatchingChoice choice);
+
+// Whether the sender may arbitrate a cancel alone with an RDMA CAS: only
+// when NIC and CPU atomics are atomic with each other (IBV_ATOMIC_GLOB).
+bool one_sided_cancel_possible(const DeviceCaps& caps);
+
+}  // namespace tagwire::verbs

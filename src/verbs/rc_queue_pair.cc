@@ -1,0 +1,188 @@
+#include "verbs/rc_queue_pair.h"
+
+#include <cerrno>
+#include <random>
+#include <string>
+
+#include "verbs/verbs_status.h"
+
+namespace tagwire::verbs {
+
+Result<RcQueuePair> RcQueuePair::create(const Device& device, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                        std::uint32_t depth, std::uint32_t max_inline) {
+  ibv_qp_init_attr init{};
+  init.send_cq = send_cq;
+  init.recv_cq = recv_cq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = depth;
+  init.cap.max_recv_wr = depth;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = max_inline;
+  RcQueuePair q;
+  q.qp_.reset(ibv_create_qp(device.pd(), &init));
+  if (!q.qp_) return verbs_error("ibv_create_qp", errno);
+  q.device_ = &device;
+  q.max_inline_ = init.cap.max_inline_data;  // what the device granted
+  q.psn_ = std::random_device{}() & 0xffffff;
+
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = device.caps().port;
+  attr.qp_access_flags =
+      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  if (int rc = ibv_modify_qp(q.qp_.get(), &attr,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+      rc != 0) {
+    return verbs_error("ibv_modify_qp(INIT)", rc);
+  }
+  return q;
+}
+
+QpAddress RcQueuePair::address(int gid_index) const {
+  QpAddress a;
+  a.qpn = qp_->qp_num;
+  a.psn = psn_;
+  ibv_port_attr port{};
+  if (ibv_query_port(device_->context(), device_->caps().port, &port) == 0) a.lid = port.lid;
+  ibv_query_gid(device_->context(), device_->caps().port, gid_index, &a.gid);
+  return a;
+}
+
+Status RcQueuePair::connect(const QpAddress& remote, int gid_index) {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = device_->caps().active_mtu;
+  attr.dest_qp_num = remote.qpn;
+  attr.rq_psn = remote.psn;
+  attr.max_dest_rd_atomic = 4;  // RDMA READs and atomics this QP answers at once
+  attr.min_rnr_timer = 12;      // 0.64 ms
+  attr.ah_attr.port_num = device_->caps().port;
+  if (device_->caps().ethernet) {
+    attr.ah_attr.is_global = 1;
+    attr.ah_attr.grh.dgid = remote.gid;
+    attr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(gid_index);
+    attr.ah_attr.grh.hop_limit = 64;
+  } else {
+    attr.ah_attr.dlid = remote.lid;
+  }
+  if (int rc = ibv_modify_qp(qp_.get(), &attr,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+      rc != 0) {
+    return verbs_error("ibv_modify_qp(RTR)", rc);
+  }
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.timeout = 14;  // 4.096 us * 2^14 = 67 ms per try
+  attr.retry_cnt = 7;
+  attr.rnr_retry = 7;  // infinite: a receiver without a posted buffer is waited for
+  attr.sq_psn = psn_;
+  attr.max_rd_atomic = 4;  // our own READs and atomics in flight
+  if (int rc = ibv_modify_qp(qp_.get(), &attr,
+                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+      rc != 0) {
+    return verbs_error("ibv_modify_qp(RTS)", rc);
+  }
+  return Status::ok();
+}
+
+Status RcQueuePair::post(ibv_send_wr& wr, const char* what) {
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) return verbs_error(what, rc);
+  return Status::ok();
+}
+
+namespace {
+
+ibv_sge sge_of(LocalBuffer b) {
+  return ibv_sge{reinterpret_cast<std::uint64_t>(b.address), b.length, b.lkey};
+}
+
+}  // namespace
+
+Status RcQueuePair::post_send(std::uint64_t wr_id, LocalBuffer data, bool signaled,
+                              bool inline_data) {
+  ibv_sge sge = sge_of(data);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  unsigned flags = 0;
+  if (signaled) flags |= IBV_SEND_SIGNALED;
+  if (inline_data && data.length <= max_inline_) flags |= IBV_SEND_INLINE;
+  wr.send_flags = flags;
+  return post(wr, "ibv_post_send(SEND)");
+}
+
+Status RcQueuePair::post_recv(std::uint64_t wr_id, LocalBuffer into) {
+  ibv_sge sge = sge_of(into);
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(qp_.get(), &wr, &bad); rc != 0)
+    return verbs_error("ibv_post_recv", rc);
+  return Status::ok();
+}
+
+Status RcQueuePair::post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
+                               std::uint32_t rkey, bool signaled) {
+  ibv_sge sge = sge_of(data);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u;
+  wr.wr.rdma.remote_addr = remote_address;
+  wr.wr.rdma.rkey = rkey;
+  return post(wr, "ibv_post_send(RDMA_WRITE)");
+}
+
+Status RcQueuePair::post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,
+                              std::uint32_t rkey) {
+  ibv_sge sge = sge_of(into);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote_address;
+  wr.wr.rdma.rkey = rkey;
+  return post(wr, "ibv_post_send(RDMA_READ)");
+}
+
+Status RcQueuePair::post_compare_and_swap(std::uint64_t wr_id, LocalBuffer result,
+                                          std::uint64_t remote_address, std::uint32_t rkey,
+                                          std::uint64_t expected, std::uint64_t desired) {
+  if (remote_address % 8 != 0 || result.length < 8) {
+    return {ErrorCode::kInvalidArgument,
+            "compare-and-swap needs an 8-byte-aligned remote word and 8 result bytes"};
+  }
+  ibv_sge sge = sge_of(LocalBuffer{result.address, 8, result.lkey});
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.atomic.remote_addr = remote_address;
+  wr.wr.atomic.rkey = rkey;
+  wr.wr.atomic.compare_add = expected;
+  wr.wr.atomic.swap = desired;
+  return post(wr, "ibv_post_send(ATOMIC_CMP_AND_SWP)");
+}
+
+Result<MrPtr> register_memory(const Device& device, void* address, std::size_t length, int access) {
+  MrPtr mr(ibv_reg_mr(device.pd(), address, length, access));
+  if (!mr) return verbs_error("ibv_reg_mr(" + std::to_string(length) + " bytes)", errno);
+  return mr;
+}
+
+}  // namespace tagwire::verbs

@@ -1,0 +1,69 @@
+// RcQueuePair: one reliable-connected QP, from creation through the
+// INIT -> RTR -> RTS transitions to the work requests the engine posts
+// (SEND, RECV, RDMA WRITE, RDMA READ, compare-and-swap). It only posts;
+// completions are the CQ owner's business.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/status.h"
+#include "verbs/device.h"
+#include "verbs/verbs_handles.h"
+
+namespace tagwire::verbs {
+
+// What a peer needs to connect to this QP (exchanged out of band).
+struct QpAddress {
+  std::uint32_t qpn = 0;
+  std::uint32_t psn = 0;
+  std::uint16_t lid = 0;  // InfiniBand
+  ibv_gid gid{};          // RoCE
+};
+
+// A registered buffer as work requests name it.
+struct LocalBuffer {
+  void* address;
+  std::uint32_t length;
+  std::uint32_t lkey;
+};
+
+class RcQueuePair {
+ public:
+  // `depth`: send and receive queue sizes; `max_inline`: bytes a SEND may
+  // carry inline (no registration, no DMA read of the payload).
+  static Result<RcQueuePair> create(const Device& device, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                    std::uint32_t depth, std::uint32_t max_inline);
+
+  QpAddress address(int gid_index) const;
+  // INIT -> RTR -> RTS towards `remote`, with the device's active MTU.
+  Status connect(const QpAddress& remote, int gid_index);
+
+  Status post_send(std::uint64_t wr_id, LocalBuffer data, bool signaled, bool inline_data);
+  Status post_recv(std::uint64_t wr_id, LocalBuffer into);
+  Status post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
+                    std::uint32_t rkey, bool signaled);
+  Status post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,
+                   std::uint32_t rkey);
+  // 8-byte compare-and-swap at an 8-byte-aligned remote word; the old value
+  // lands in `result` (8 registered bytes).
+  Status post_compare_and_swap(std::uint64_t wr_id, LocalBuffer result,
+                               std::uint64_t remote_address, std::uint32_t rkey,
+                               std::uint64_t expected, std::uint64_t desired);
+
+  ibv_qp* get() const { return qp_.get(); }
+  std::uint32_t max_inline() const { return max_inline_; }
+
+ private:
+  Status post(ibv_send_wr& wr, const char* what);
+
+  QpPtr qp_;
+  const Device* device_ = nullptr;
+  std::uint32_t psn_ = 0;
+  std::uint32_t max_inline_ = 0;
+};
+
+// Registers [address, address + length) with the device's PD.
+Result<MrPtr> register_memory(const Device& device, void* address, std::size_t length, int access);
+
+}  // namespace tagwire::verbs

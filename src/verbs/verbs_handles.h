@@ -1,0 +1,47 @@
+// RAII owners for verbs objects: each is released with the matching
+// ibv_* call, in the one place that knows how. Destruction order is the
+// owner's job (QPs before CQs before the PD before the context).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <memory>
+
+namespace tagwire::verbs {
+
+struct DeviceListDeleter {
+  void operator()(ibv_device** l) const { ibv_free_device_list(l); }
+};
+using DeviceListPtr = std::unique_ptr<ibv_device*, DeviceListDeleter>;
+
+struct ContextDeleter {
+  void operator()(ibv_context* c) const { ibv_close_device(c); }
+};
+using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
+
+struct PdDeleter {
+  void operator()(ibv_pd* p) const { ibv_dealloc_pd(p); }
+};
+using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
+
+struct CompChannelDeleter {
+  void operator()(ibv_comp_channel* c) const { ibv_destroy_comp_channel(c); }
+};
+using CompChannelPtr = std::unique_ptr<ibv_comp_channel, CompChannelDeleter>;
+
+struct CqDeleter {
+  void operator()(ibv_cq* c) const { ibv_destroy_cq(c); }
+};
+using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
+
+struct QpDeleter {
+  void operator()(ibv_qp* q) const { ibv_destroy_qp(q); }
+};
+using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
+
+struct MrDeleter {
+  void operator()(ibv_mr* m) const { ibv_dereg_mr(m); }
+};
+using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
+
+}  // namespace tagwire::verbs
