@@ -11,6 +11,9 @@
 #ifdef TAGWIRE_HAVE_UCX
 #include "ucx/ucx_transport.h"
 #endif
+#ifdef TAGWIRE_HAVE_VERBS
+#include "verbs/verbs_transport.h"
+#endif
 
 namespace tagwire::engine {
 
@@ -36,7 +39,8 @@ MessageStatus proc_null_status() {
   return s;
 }
 
-Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config) {
+Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config, int rank,
+                                                               int size) {
   switch (config.transport) {
     case TransportChoice::kAuto:
     case TransportChoice::kUcx:
@@ -48,8 +52,14 @@ Result<std::unique_ptr<transport::Transport>> create_transport(const Config& con
                     "this build has no UCX transport (libucx-dev missing)");
 #endif
     case TransportChoice::kVerbs:
+#ifdef TAGWIRE_HAVE_VERBS
+      return verbs::create_verbs_transport(
+          verbs::VerbsOptions{config.device, rank, size, config.eager_threshold, 64});
+#else
       return Status(ErrorCode::kUnsupported,
-                    "TAGWIRE_TRANSPORT=verbs: the verbs transport is not built yet");
+                    "TAGWIRE_TRANSPORT=verbs: this build has no verbs transport (libibverbs-dev "
+                    "missing)");
+#endif
   }
   return Status(ErrorCode::kInternal, "unknown transport choice");
 }
@@ -66,7 +76,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::unique_ptr<Bootstrap> bootstrap) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
-  auto transport = create_transport(config);
+  auto transport = create_transport(config, bootstrap->rank(), bootstrap->size());
   if (!transport) return transport.status();
   std::unique_ptr<Engine> engine(
       new Engine(config, std::move(bootstrap), std::move(transport).value()));
