@@ -32,8 +32,12 @@ enum class WrKind : std::uint64_t { kRecv = 1, kSend = 2, kRead = 3, kCas = 4 };
 std::uint64_t wr_id(WrKind kind, std::uint64_t index) {
   return (static_cast<std::uint64_t>(kind) << 56) | index;
 }
-WrKind kind_of(std::uint64_t id) { return static_cast<WrKind>(id >> 56); }
-std::uint64_t index_of(std::uint64_t id) { return id & ((std::uint64_t{1} << 56) - 1); }
+WrKind kind_of(std::uint64_t id) {
+  return static_cast<WrKind>(id >> 56);
+}
+std::uint64_t index_of(std::uint64_t id) {
+  return id & ((std::uint64_t{1} << 56) - 1);
+}
 
 // Published through the bootstrap: how to reach each of this rank's QPs.
 struct WireAddress {
@@ -95,7 +99,8 @@ class VerbsTransport final : public transport::Transport {
     constexpr int kLocal = IBV_ACCESS_LOCAL_WRITE;
     auto rmr = verbs::register_memory(device_, recv_pool_.data(), recv_pool_.size(), kLocal);
     auto smr = verbs::register_memory(device_, send_pool_.data(), send_pool_.size(), kLocal);
-    auto amr = verbs::register_memory(device_, atomic_pool_.data(), atomic_pool_.size() * 8, kLocal);
+    auto amr =
+        verbs::register_memory(device_, atomic_pool_.data(), atomic_pool_.size() * 8, kLocal);
     if (!rmr) return rmr.status().with_context("receive buffers");
     if (!smr) return smr.status().with_context("send buffers");
     if (!amr) return amr.status().with_context("atomic results");
@@ -148,8 +153,7 @@ class VerbsTransport final : public transport::Transport {
   Status set_peer_addresses(std::vector<std::vector<std::uint8_t>> addresses) override {
     if (addresses.size() != qps_.size()) {
       return {ErrorCode::kProtocol, "address exchange: " + std::to_string(addresses.size()) +
-                                        " addresses for a job of " +
-                                        std::to_string(qps_.size())};
+                                        " addresses for a job of " + std::to_string(qps_.size())};
     }
     const auto me = static_cast<std::size_t>(options_.rank);
     for (std::size_t p = 0; p < addresses.size(); ++p) {
@@ -170,8 +174,9 @@ class VerbsTransport final : public transport::Transport {
       remote.psn = pair[1];
       remote.gid = head.gid;
       remote.lid = head.lid;
-      TAGWIRE_RETURN_IF_ERROR(
-          qps_[p]->connect(remote, gid_index_).with_context("connecting to rank " + std::to_string(p)));
+      TAGWIRE_RETURN_IF_ERROR(qps_[p]
+                                  ->connect(remote, gid_index_)
+                                  .with_context("connecting to rank " + std::to_string(p)));
       for (std::uint32_t k = 0; k < options_.receive_depth; ++k) {
         TAGWIRE_RETURN_IF_ERROR(post_receive(p, k));
       }
@@ -188,9 +193,9 @@ class VerbsTransport final : public transport::Transport {
                                  transport::Completion) override {
     TAGWIRE_RETURN_IF_ERROR(check_peer(peer));
     if (header.size() > kMaxHeader || payload.size() > options_.max_payload) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "message of " + std::to_string(header.size()) + " + " +
-                        std::to_string(payload.size()) + " bytes exceeds the verbs slot");
+      return Status(ErrorCode::kInvalidArgument, "message of " + std::to_string(header.size()) +
+                                                     " + " + std::to_string(payload.size()) +
+                                                     " bytes exceeds the verbs slot");
     }
     ++counters_.messages_sent;
     if (peer == options_.rank) {
@@ -210,8 +215,8 @@ class VerbsTransport final : public transport::Transport {
     std::uint8_t* buf = send_pool_.data() + slot * slot_size_;
     const std::size_t n = write_frame(buf, header, payload);
     Status s = qps_[static_cast<std::size_t>(peer)]->post_send(
-        wr_id(WrKind::kSend, slot),
-        LocalBuffer{buf, static_cast<std::uint32_t>(n), send_mr_->lkey}, true, true);
+        wr_id(WrKind::kSend, slot), LocalBuffer{buf, static_cast<std::uint32_t>(n), send_mr_->lkey},
+        true, true);
     if (!s.is_ok()) {
       free_send_.push_back(slot);
       return s;
@@ -228,8 +233,8 @@ class VerbsTransport final : public transport::Transport {
     }
     auto mr = verbs::register_memory(device_, address, std::max<std::size_t>(length, 1), flags);
     if (!mr) return mr.status();
-    return std::unique_ptr<transport::Registration>(new VerbsRegistration(
-        std::move(mr).value(), address, length, &counters_.registrations));
+    return std::unique_ptr<transport::Registration>(
+        new VerbsRegistration(std::move(mr).value(), address, length, &counters_.registrations));
   }
 
   Result<transport::Issued> read(transport::PeerId peer, std::span<std::uint8_t> local,
@@ -303,7 +308,8 @@ class VerbsTransport final : public transport::Transport {
 
   Result<bool> arm() override {
     if (!self_queue_.empty()) return false;
-    if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return verbs_error("ibv_req_notify_cq", rc);
+    if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0)
+      return verbs_error("ibv_req_notify_cq", rc);
     armed_ = true;
     // A completion that landed before the request would raise no event.
     return poll_completions() == 0;
@@ -347,7 +353,8 @@ class VerbsTransport final : public transport::Transport {
 
   static Status unpack_key(std::span<const std::uint8_t> key, std::uint32_t* rkey) {
     if (key.size() != sizeof(*rkey)) {
-      return {ErrorCode::kProtocol, "a verbs remote key is 4 bytes, not " + std::to_string(key.size())};
+      return {ErrorCode::kProtocol,
+              "a verbs remote key is 4 bytes, not " + std::to_string(key.size())};
     }
     std::memcpy(rkey, key.data(), sizeof(*rkey));
     return Status::ok();
@@ -358,7 +365,8 @@ class VerbsTransport final : public transport::Transport {
     const auto hlen = static_cast<std::uint32_t>(header.size());
     std::memcpy(out, &hlen, kLengthPrefix);
     if (!header.empty()) std::memcpy(out + kLengthPrefix, header.data(), header.size());
-    if (!payload.empty()) std::memcpy(out + kLengthPrefix + header.size(), payload.data(), payload.size());
+    if (!payload.empty())
+      std::memcpy(out + kLengthPrefix + header.size(), payload.data(), payload.size());
     return kLengthPrefix + header.size() + payload.size();
   }
 
@@ -386,8 +394,9 @@ class VerbsTransport final : public transport::Transport {
   Status post_receive(std::size_t peer, std::uint32_t k) {
     const std::size_t index = peer * options_.receive_depth + k;
     std::uint8_t* buf = recv_pool_.data() + index * slot_size_;
-    return qps_[peer]->post_recv(wr_id(WrKind::kRecv, index),
-                                 LocalBuffer{buf, static_cast<std::uint32_t>(slot_size_), recv_mr_->lkey});
+    return qps_[peer]->post_recv(
+        wr_id(WrKind::kRecv, index),
+        LocalBuffer{buf, static_cast<std::uint32_t>(slot_size_), recv_mr_->lkey});
   }
 
   unsigned deliver_self() {
@@ -456,11 +465,11 @@ class VerbsTransport final : public transport::Transport {
         if (it == pending_.end()) return;
         Pending p = std::move(it->second);
         pending_.erase(it);
-        Status s = wc.status == IBV_WC_SUCCESS
-                       ? Status::ok()
-                       : completion_error(kind_of(wc.wr_id) == WrKind::kRead ? "RDMA READ"
-                                                                             : "compare-and-swap",
-                                          wc);
+        Status s =
+            wc.status == IBV_WC_SUCCESS
+                ? Status::ok()
+                : completion_error(
+                      kind_of(wc.wr_id) == WrKind::kRead ? "RDMA READ" : "compare-and-swap", wc);
         if (kind_of(wc.wr_id) == WrKind::kRead) {
           --reads_in_flight_;
         } else {

@@ -23,11 +23,11 @@
 namespace tagwire::verbs {
 
 struct VerbsOptions {
-  std::string device;               // empty: the first device with an active port
-  int rank = 0;                     // this process in the job
-  int size = 1;                     // the job
-  std::size_t max_payload = 8192;   // the largest payload send() carries (eager threshold)
-  std::uint32_t receive_depth = 64; // receive buffers per peer
+  std::string device;                // empty: the first device with an active port
+  int rank = 0;                      // this process in the job
+  int size = 1;                      // the job
+  std::size_t max_payload = 8192;    // the largest payload send() carries (eager threshold)
+  std::uint32_t receive_depth = 64;  // receive buffers per peer
 };
 
 Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const VerbsOptions& options);
