@@ -101,20 +101,27 @@ ibv_sge sge_of(LocalBuffer b) {
   return ibv_sge{reinterpret_cast<std::uint64_t>(b.address), b.length, b.lkey};
 }
 
+// A work request on one scatter-gather entry; callers add what their
+// opcode needs (remote address and key, atomic operands).
+ibv_send_wr one_sge_wr(std::uint64_t wr_id, ibv_sge* sge, ibv_wr_opcode opcode, unsigned flags) {
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = sge;
+  wr.num_sge = 1;
+  wr.opcode = opcode;
+  wr.send_flags = flags;
+  return wr;
+}
+
 }  // namespace
 
 Status RcQueuePair::post_send(std::uint64_t wr_id, LocalBuffer data, bool signaled,
                               bool inline_data) {
   ibv_sge sge = sge_of(data);
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
   unsigned flags = 0;
   if (signaled) flags |= IBV_SEND_SIGNALED;
   if (inline_data && data.length <= max_inline_) flags |= IBV_SEND_INLINE;
-  wr.send_flags = flags;
+  ibv_send_wr wr = one_sge_wr(wr_id, &sge, IBV_WR_SEND, flags);
   return post(wr, "ibv_post_send(SEND)");
 }
 
@@ -133,12 +140,8 @@ Status RcQueuePair::post_recv(std::uint64_t wr_id, LocalBuffer into) {
 Status RcQueuePair::post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
                                std::uint32_t rkey, bool signaled) {
   ibv_sge sge = sge_of(data);
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u;
+  ibv_send_wr wr = one_sge_wr(wr_id, &sge, IBV_WR_RDMA_WRITE,
+                              signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u);
   wr.wr.rdma.remote_addr = remote_address;
   wr.wr.rdma.rkey = rkey;
   return post(wr, "ibv_post_send(RDMA_WRITE)");
@@ -147,12 +150,7 @@ Status RcQueuePair::post_write(std::uint64_t wr_id, LocalBuffer data, std::uint6
 Status RcQueuePair::post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,
                               std::uint32_t rkey) {
   ibv_sge sge = sge_of(into);
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_READ;
-  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr wr = one_sge_wr(wr_id, &sge, IBV_WR_RDMA_READ, IBV_SEND_SIGNALED);
   wr.wr.rdma.remote_addr = remote_address;
   wr.wr.rdma.rkey = rkey;
   return post(wr, "ibv_post_send(RDMA_READ)");
@@ -166,12 +164,7 @@ Status RcQueuePair::post_compare_and_swap(std::uint64_t wr_id, LocalBuffer resul
             "compare-and-swap needs an 8-byte-aligned remote word and 8 result bytes"};
   }
   ibv_sge sge = sge_of(LocalBuffer{result.address, 8, result.lkey});
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr wr = one_sge_wr(wr_id, &sge, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_SEND_SIGNALED);
   wr.wr.atomic.remote_addr = remote_address;
   wr.wr.atomic.rkey = rkey;
   wr.wr.atomic.compare_add = expected;
