@@ -25,20 +25,6 @@ constexpr std::size_t kMaxRemoteKey = 4096;
 constexpr unsigned kSpinsBeforeYield = 64;
 constexpr int kCollectiveTag = 1;
 
-MessageStatus empty_status() {
-  MessageStatus s;
-  s.source = kAnySource;
-  s.tag = kAnyTag;
-  return s;
-}
-
-MessageStatus proc_null_status() {
-  MessageStatus s;
-  s.source = kProcNull;
-  s.tag = kAnyTag;
-  return s;
-}
-
 Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config, int rank,
                                                                int size) {
   switch (config.transport) {

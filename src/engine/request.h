@@ -28,6 +28,22 @@ struct MessageStatus {
   bool cancelled = false;
 };
 
+// The status of a null or inactive request (MPI's empty status).
+inline MessageStatus empty_status() {
+  MessageStatus s;
+  s.source = matching::kAnySource;
+  s.tag = matching::kAnyTag;
+  return s;
+}
+
+// The status of an operation with MPI_PROC_NULL.
+inline MessageStatus proc_null_status() {
+  MessageStatus s;
+  s.source = kProcNull;
+  s.tag = matching::kAnyTag;
+  return s;
+}
+
 // A received message that no receive has taken yet: its data (eager) or
 // where to read it from (RTS). Owned by the engine's unexpected store, or
 // by a Message handle after mprobe.

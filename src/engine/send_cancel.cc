@@ -28,9 +28,7 @@ Status Engine::cancel(Request* r) {
   if (r->kind == RequestKind::kSend) return cancel_send(r);
   if (r->complete) return Status::ok();
   if (matcher_.cancel_receive(r->receive_handle)) {
-    r->status = MessageStatus{};
-    r->status.source = kAnySource;
-    r->status.tag = kAnyTag;
+    r->status = empty_status();  // other fields are undefined when cancelled
     r->status.cancelled = true;
     r->complete = true;
     if (r->user_freed) release_request(r);

@@ -42,8 +42,8 @@ Result<RcQueuePair> RcQueuePair::create(const Device& device, ibv_cq* send_cq, i
 
 QpAddress RcQueuePair::address(int gid_index) const {
   QpAddress a;
-  a.qpn = qp_->qp_num;
-  a.psn = psn_;
+  a.qpn = qpn();
+  a.psn = psn();
   ibv_port_attr port{};
   if (ibv_query_port(device_->context(), device_->caps().port, &port) == 0) a.lid = port.lid;
   ibv_query_gid(device_->context(), device_->caps().port, gid_index, &a.gid);

@@ -52,6 +52,8 @@ class RcQueuePair {
                                std::uint64_t expected, std::uint64_t desired);
 
   ibv_qp* get() const { return qp_.get(); }
+  std::uint32_t qpn() const { return qp_->qp_num; }
+  std::uint32_t psn() const { return psn_; }
   std::uint32_t max_inline() const { return max_inline_; }
 
  private:

@@ -140,10 +140,9 @@ class VerbsTransport final : public transport::Transport {
     std::memcpy(out.data(), &head, sizeof(head));
     for (std::size_t p = 0; p < qps_.size(); ++p) {
       std::uint32_t pair[2] = {0, 0};
-      if (qps_[p]) {
-        QpAddress a = qps_[p]->address(gid_index_);
-        pair[0] = a.qpn;
-        pair[1] = a.psn;
+      if (qps_[p]) {  // the port's GID and LID were read once, above
+        pair[0] = qps_[p]->qpn();
+        pair[1] = qps_[p]->psn();
       }
       std::memcpy(out.data() + sizeof(head) + p * 8, pair, 8);
     }
