@@ -880,37 +880,65 @@ void Engine::bsend_release(void* block) {
 
 // --------------------------------------------------------- communicators
 
-Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(
-    Communicator* comm, std::span<const std::uint8_t> mine) {
-  // Every rank sends its part to every other on the collective context;
-  // parts are small and fixed-size per call site.
-  const int n = comm->size();
-  const int me = comm->rank();
-  std::vector<std::vector<std::uint8_t>> parts(static_cast<std::size_t>(n),
-                                               std::vector<std::uint8_t>(mine.size()));
-  parts[static_cast<std::size_t>(me)].assign(mine.begin(), mine.end());
+Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
+                        std::span<std::uint8_t> in) {
   std::vector<Request*> requests;
   {
     std::lock_guard lock(mutex_);
-    for (int peer = 0; peer < n; ++peer) {
-      if (peer == me) continue;
-      for (RequestKind kind : {RequestKind::kReceive, RequestKind::kSend}) {
-        Request* r = new_request(kind);
-        r->collective = true;
-        r->comm = comm;
-        r->peer = peer;
-        r->tag = kCollectiveTag;
-        r->bytes = mine.size();
-        r->buffer = kind == RequestKind::kSend ? const_cast<std::uint8_t*>(mine.data())
-                                               : parts[static_cast<std::size_t>(peer)].data();
-        Status s = start_operation(r);
-        if (!s.is_ok()) return s.with_context("collective");
-        requests.push_back(r);
+    const std::pair<RequestKind, int> legs[] = {{RequestKind::kReceive, from},
+                                                {RequestKind::kSend, to}};
+    for (auto [kind, peer] : legs) {
+      Request* r = new_request(kind);
+      r->collective = true;
+      r->comm = comm;
+      r->peer = peer;
+      r->tag = kCollectiveTag;
+      r->bytes = kind == RequestKind::kSend ? out.size() : in.size();
+      r->buffer = kind == RequestKind::kSend ? const_cast<std::uint8_t*>(out.data()) : in.data();
+      Status s = start_operation(r);
+      if (!s.is_ok()) {
+        // The receive already posted must not outlive the buffer it names:
+        // withdraw it (if a message already matched it, it completes into
+        // `in` now or never, and is released when it does).
+        for (Request* posted : requests) {
+          if (matcher_.cancel_receive(posted->receive_handle) || posted->complete) {
+            release_request(posted);
+          } else {
+            posted->user_freed = true;
+          }
+        }
+        return s.with_context("collective");
       }
+      requests.push_back(r);
     }
   }
   std::vector<MessageStatus> statuses(requests.size());
-  TAGWIRE_RETURN_IF_ERROR(wait_all(requests, statuses));
+  return wait_all(requests, statuses);
+}
+
+Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(
+    Communicator* comm, std::span<const std::uint8_t> mine) {
+  // Bruck's algorithm: ceil(log2 n) steps; at distance d a rank sends the
+  // blocks it holds to rank-d and receives as many from rank+d. `rotated`
+  // holds block i = the part of rank (me + i) mod n. A rank thus talks to
+  // at most 2 ceil(log2 n) peers: communicator creation never connects
+  // everyone to everyone (connections are made on first use).
+  const auto n = static_cast<std::size_t>(comm->size());
+  const auto me = static_cast<std::size_t>(comm->rank());
+  const std::size_t m = mine.size();
+  std::vector<std::uint8_t> rotated(n * m);
+  std::copy(mine.begin(), mine.end(), rotated.begin());
+  for (std::size_t d = 1; d < n; d <<= 1) {
+    const std::size_t count = std::min(d, n - d);
+    TAGWIRE_RETURN_IF_ERROR(exchange(comm, static_cast<int>((me + n - d) % n),
+                                     {rotated.data(), count * m}, static_cast<int>((me + d) % n),
+                                     {rotated.data() + d * m, count * m}));
+  }
+  std::vector<std::vector<std::uint8_t>> parts(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto block = rotated.begin() + static_cast<std::ptrdiff_t>(i * m);
+    parts[(me + i) % n].assign(block, block + static_cast<std::ptrdiff_t>(m));
+  }
   return parts;
 }
 
@@ -995,10 +1023,19 @@ Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::si
 }
 
 Status Engine::barrier(Communicator* comm) {
+  // Dissemination barrier: in round k each rank signals rank+2^k and hears
+  // from rank-2^k; after ceil(log2 n) rounds everyone has (transitively)
+  // heard from everyone. Finalize uses it too, so it must not connect all
+  // pairs.
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  std::uint8_t token = 0;
-  auto all = allgather(comm, {&token, 1});
-  return all ? Status::ok() : all.status();
+  const int n = comm->size();
+  const int me = comm->rank();
+  std::uint8_t out = 0;
+  std::uint8_t in = 0;
+  for (int d = 1; d < n; d <<= 1) {
+    TAGWIRE_RETURN_IF_ERROR(exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}));
+  }
+  return Status::ok();
 }
 
 // --------------------------------------------------------------- counters

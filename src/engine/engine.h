@@ -206,6 +206,9 @@ class Engine final : public transport::Receiver {
   void run_deferred();
   Result<bool> test_locked(Request* r, MessageStatus* status);
   void note_error(Request* r, const Status& s);
+  // One collective step: receive `in` from `from` while sending `out` to `to`.
+  Status exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
+                  std::span<std::uint8_t> in);
   Result<std::vector<std::vector<std::uint8_t>>> allgather(Communicator* comm,
                                                            std::span<const std::uint8_t> mine);
   Result<std::uint32_t> agree_context_id(Communicator* comm);
