@@ -6,9 +6,13 @@
 // private (0700) directory, hands each rank its rank, the job size and a
 // random job key, and answers allgather rounds once every rank has sent its
 // part. A connection without the job key is refused. The first rank that
-// fails (non-zero exit, signal) stops the job: the others get SIGTERM, then
-// SIGKILL; the launcher exits with the failing rank's status (128+signal
-// for a signal, 124 on timeout). Children die with the launcher
+// exits non-zero stops the job: the others get SIGTERM, then SIGKILL; the
+// launcher exits with the failing rank's status (124 on timeout).
+// A rank that dies by a signal after joining (crash, SIGKILL, the OOM
+// killer) is a dead peer: the others are told over their bootstrap
+// connections, so that their pending operations with it fail instead of
+// waiting, and get --grace seconds to finish before they are stopped; the
+// launcher then exits with 128+signal. Children die with the launcher
 // (PR_SET_PDEATHSIG), so no rank outlives it.
 #include <fcntl.h>
 #include <poll.h>
@@ -27,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +60,9 @@ void usage(FILE* out) {
                "  -n, --np N          number of ranks (1..4096)\n"
                "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
                "  --tag-output        prefix every output line with [rank]\n"
+               "  --grace SECONDS     after a rank is killed by a signal, how long the others\n"
+               "                      may run on (told it died) before they are stopped\n"
+               "                      (default 10)\n"
                "  -h, --help          this text\n\n"
                "Exit status: 0 if every rank exits 0; otherwise the first failing rank's\n"
                "status (128+signal if it was killed), 124 on timeout.\n");
@@ -63,6 +71,7 @@ void usage(FILE* out) {
 struct Options {
   int ranks = 0;
   double timeout_seconds = 0;
+  double grace_seconds = 10;
   bool tag_output = false;
   std::vector<char*> command;
 };
@@ -93,6 +102,15 @@ bool parse_options(int argc, char** argv, Options* o) {
       o->timeout_seconds = std::strtod(v, &end);
       if (*end != '\0' || o->timeout_seconds <= 0) {
         std::fprintf(stderr, "tagwire-run: --timeout wants seconds above zero, not '%s'\n", v);
+        return false;
+      }
+    } else if (a == "--grace") {
+      const char* v = value();
+      if (v == nullptr) return false;
+      char* end = nullptr;
+      o->grace_seconds = std::strtod(v, &end);
+      if (*end != '\0' || o->grace_seconds < 0) {
+        std::fprintf(stderr, "tagwire-run: --grace wants seconds (0 or more), not '%s'\n", v);
         return false;
       }
     } else if (a == "--tag-output") {
@@ -304,6 +322,12 @@ class Launcher {
       (void)write_frame(fd, {&ok, 1});
       return;
     }
+    if (!dead_.empty()) {
+      // An exchange a dead rank can never join: say so instead of waiting.
+      (void)write_frame(
+          fd, local_bootstrap::make_death_notice(static_cast<std::uint32_t>(*dead_.begin())));
+      return;
+    }
     if (c.has_part) {
       drop_client(fd, "sent twice in one exchange");
       return;
@@ -380,19 +404,48 @@ class Launcher {
           code = WEXITSTATUS(status);
           what = "exited with status " + std::to_string(code);
         }
-        if (code != 0 && !stopping_) {
-          fail(static_cast<int>(r), code,
-               "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " + what);
+        const std::string who = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") ";
+        if (code != 0 && !stopping_ && WIFSIGNALED(status) &&
+            joined_.count(static_cast<int>(r)) != 0) {
+          rank_died(static_cast<int>(r), code, who + what);
+        } else if (code != 0 && !stopping_) {
+          fail(static_cast<int>(r), code, who + what);
         }
       }
     }
+  }
+
+  // A rank that joined died by a signal: tell the others (their pending
+  // operations with it then fail with MPI_ERR_PROC_FAILED), let them run on
+  // for the grace period, and exit with its status in the end.
+  void rank_died(int rank, int code, const std::string& why) {
+    if (dead_.empty()) {
+      exit_status_ = code;
+      grace_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(o_.grace_seconds));
+      std::fprintf(stderr,
+                   "tagwire-run: %s; the other ranks are told, and stopped if still running in "
+                   "%g s\n",
+                   why.c_str(), o_.grace_seconds);
+    } else {
+      std::fprintf(stderr, "tagwire-run: %s\n", why.c_str());
+    }
+    dead_.insert(rank);
+    const auto notice = local_bootstrap::make_death_notice(static_cast<std::uint32_t>(rank));
+    for (auto& [fd, c] : clients_) {
+      if (c.rank < 0 || c.rank == rank) continue;
+      (void)write_frame(fd, notice);  // also answers an exchange it waits in
+      c.has_part = false;
+      c.part.clear();
+    }
+    round_parts_ = 0;
   }
 
   // Records the first failure and stops the job.
   void fail(int rank, int code, const std::string& why) {
     if (stopping_) return;
     stopping_ = true;
-    exit_status_ = code;
+    if (dead_.empty()) exit_status_ = code;  // a death came first: its status stands
     std::fprintf(stderr, "tagwire-run: %s; stopping the job\n", why.c_str());
     (void)rank;
     if (pgid_ > 0) ::kill(-pgid_, SIGTERM);
@@ -404,6 +457,10 @@ class Launcher {
     if (!stopping_ && o_.timeout_seconds > 0 &&
         now - start_ > std::chrono::duration<double>(o_.timeout_seconds)) {
       fail(-1, 124, "timeout after " + std::to_string(o_.timeout_seconds) + " s");
+    }
+    if (!stopping_ && !dead_.empty() && running_ > 0 && now > grace_deadline_) {
+      fail(-1, exit_status_,
+           "ranks still running " + std::to_string(o_.grace_seconds) + " s after a rank died");
     }
     if (stopping_ && running_ > 0 && now > kill_deadline_ && pgid_ > 0) {
       ::kill(-pgid_, SIGKILL);
@@ -430,7 +487,8 @@ class Launcher {
   int round_parts_ = 0;
   bool stopping_ = false;
   int exit_status_ = 0;
-  Clock::time_point start_, kill_deadline_;
+  std::set<int> dead_;  // ranks killed by a signal after joining
+  Clock::time_point start_, kill_deadline_, grace_deadline_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "engine/frame_io.h"
 
@@ -64,6 +65,20 @@ Result<Hello> parse_hello(std::span<const std::uint8_t> frame) {
   std::memcpy(&hello.rank, frame.data() + 4, 4);
   hello.key.assign(frame.begin() + 8, frame.end());
   return hello;
+}
+
+std::vector<std::uint8_t> make_death_notice(std::uint32_t rank) {
+  std::vector<std::uint8_t> frame(8);
+  std::memcpy(frame.data(), kDeathMagic, 4);
+  std::memcpy(frame.data() + 4, &rank, 4);
+  return frame;
+}
+
+std::optional<std::uint32_t> parse_death_notice(std::span<const std::uint8_t> frame) {
+  if (frame.size() != 8 || std::memcmp(frame.data(), kDeathMagic, 4) != 0) return std::nullopt;
+  std::uint32_t rank;
+  std::memcpy(&rank, frame.data() + 4, 4);
+  return rank;
 }
 
 std::string key_to_hex(std::span<const std::uint8_t> key) {
@@ -130,8 +145,8 @@ class LocalBootstrap final : public Bootstrap {
   Result<std::vector<std::vector<std::uint8_t>>> allgather(
       std::span<const std::uint8_t> mine) override {
     TAGWIRE_RETURN_IF_ERROR(write_frame(fd_, mine));
-    auto frame = read_frame(fd_);
-    if (!frame) return frame.status().with_context("bootstrap allgather (did the launcher die?)");
+    auto frame = read_answer();
+    if (!frame) return frame.status().with_context("bootstrap allgather");
     auto table = unpack_table(*frame);
     if (table && static_cast<int>(table->size()) != size_) {
       return Status(ErrorCode::kProtocol, "bootstrap allgather returned the wrong number of ranks");
@@ -151,11 +166,39 @@ class LocalBootstrap final : public Bootstrap {
       }
       progress();
     }
-    auto frame = read_frame(fd_);
+    auto frame = read_answer();
     return frame ? Status::ok() : frame.status().with_context("bootstrap barrier");
   }
 
+  std::vector<int> take_failed_ranks() override {
+    // Outside an exchange the launcher sends nothing but death notices.
+    for (;;) {
+      pollfd pfd{fd_, POLLIN, 0};
+      if (::poll(&pfd, 1, 0) <= 0) break;
+      if ((pfd.revents & POLLIN) == 0) break;  // hang-up: the launcher is gone
+      auto frame = read_frame(fd_);
+      if (!frame) break;
+      if (auto dead = parse_death_notice(*frame)) failed_.push_back(static_cast<int>(*dead));
+    }
+    return std::exchange(failed_, {});
+  }
+
  private:
+  // The launcher's answer to an exchange; death notices that arrive first
+  // are kept for take_failed_ranks(). An exchange answered by a notice will
+  // never complete: a rank it waits for is dead.
+  Result<std::vector<std::uint8_t>> read_answer() {
+    auto frame = read_frame(fd_);
+    if (!frame) return frame.status().with_context("did the launcher die?");
+    if (auto dead = parse_death_notice(*frame)) {
+      failed_.push_back(static_cast<int>(*dead));
+      return Status(ErrorCode::kPeerFailed,
+                    "rank " + std::to_string(*dead) + " died (reported by tagwire-run)");
+    }
+    return frame;
+  }
+
+  std::vector<int> failed_;
   int fd_;
   int rank_;
   int size_;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,9 @@ class Bootstrap {
   // A barrier that calls `progress` while it waits, for when peers may
   // need this process's transport to move (closing connections).
   virtual Status barrier_with_progress(const std::function<void()>& progress);
+  // Ranks the launcher has seen die (killed by a signal) since the last
+  // call. Never blocks. A launcher that tells nothing reports none.
+  virtual std::vector<int> take_failed_ranks() { return {}; }
 };
 
 Result<std::unique_ptr<Bootstrap>> create_bootstrap();
@@ -50,6 +54,14 @@ inline constexpr char kSizeVariable[] = "TAGWIRE_BOOT_SIZE";
 inline constexpr char kKeyVariable[] = "TAGWIRE_BOOT_KEY";
 inline constexpr std::size_t kKeyBytes = 16;
 inline constexpr char kHelloMagic[4] = {'T', 'W', 'B', '1'};
+
+// DEATH frame, launcher to rank, at any time after the hello: magic, rank
+// (u32). Also the launcher's answer to an exchange that a dead rank can
+// never join.
+inline constexpr char kDeathMagic[4] = {'T', 'W', 'D', '1'};
+std::vector<std::uint8_t> make_death_notice(std::uint32_t rank);
+// The dead rank, if `frame` is a death notice.
+std::optional<std::uint32_t> parse_death_notice(std::span<const std::uint8_t> frame);
 
 // HELLO frame: magic, rank (u32), key (kKeyBytes).
 std::vector<std::uint8_t> make_hello(std::uint32_t rank, std::span<const std::uint8_t> key);

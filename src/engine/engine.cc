@@ -340,6 +340,7 @@ Status Engine::start_send(Request* r) {
 
   Communicator* comm = r->comm;
   const int world_dest = comm->world_rank(r->peer);
+  if (is_dead(world_dest)) return peer_failed_status(world_dest);
   Header h;
   h.job_token = limits_.job_token;
   h.origin = world_->rank();
@@ -422,6 +423,13 @@ Status Engine::start_receive(Request* r) {
     run_deferred();
   } else {
     r->receive_handle = posted.handle;
+    // Nothing from a dead sender can still arrive: what it sent before it
+    // died was matched above or is lost.
+    if (r->peer != matching::kAnySource && is_dead(comm->world_rank(r->peer))) {
+      matcher_.cancel_receive(r->receive_handle);
+      note_error(r, peer_failed_status(comm->world_rank(r->peer)));
+      r->complete = true;
+    }
   }
   return Status::ok();
 }
@@ -505,6 +513,7 @@ void Engine::run_deferred() {
         issue_rendezvous_read(d.request);
         continue;
       }
+      if (is_dead(d.peer)) continue;  // a FIN or answer nobody will read
       Header h;
       h.type = d.type;
       h.flags = d.flags;
@@ -595,6 +604,7 @@ void Engine::on_remote_answer(const Header& h) {
 // --------------------------------------------------------------- progress
 
 unsigned Engine::progress_locked() {
+  watch_failures();
   unsigned n = transport_->progress();
   run_deferred();
   return n;

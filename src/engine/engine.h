@@ -26,9 +26,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -68,6 +70,7 @@ struct EngineCounters {
   std::uint64_t sends_cancelled = 0;
   std::uint64_t messages_cancelled = 0;
   std::uint64_t cancels_refused = 0;
+  std::uint64_t peers_failed = 0;  // ranks reported dead
 };
 
 class Engine final : public transport::Receiver {
@@ -170,6 +173,11 @@ class Engine final : public transport::Receiver {
 
   // All below: the caller holds mutex_.
   unsigned progress_locked();
+  // Dead peers (peer_failure.cc).
+  void watch_failures();
+  void on_peer_failed(int world_rank);
+  bool is_dead(int world_rank) const;
+  Status peer_failed_status(int world_rank) const;
   // One turn of a blocking loop: progress, and after a run of idle turns
   // give the core away (oversubscribed jobs would otherwise spin against
   // the very peer they wait for).
@@ -251,6 +259,9 @@ class Engine final : public transport::Receiver {
   std::vector<std::pair<std::size_t, std::size_t>> bsend_blocks_;  // offset, length
   EngineCounters counters_;
   bool finalized_ = false;
+  std::set<int> dead_ranks_;  // world ranks the launcher reported dead
+  unsigned failure_poll_ticks_ = 0;
+  std::chrono::steady_clock::time_point last_failure_poll_{};
 
   mutable EngineLock mutex_;
   std::thread helper_thread_;

@@ -131,6 +131,14 @@ class RequestTable {
     free_.push_back(slot);
   }
   std::size_t live() const { return entries_.size() - free_.size(); }
+  // Calls fn(Request*) for each live request; fn may complete (and so
+  // release) the request it is given, but no other.
+  template <typename Fn>
+  void for_each(Fn&& fn) {
+    for (std::size_t slot = 0; slot < entries_.size(); ++slot) {
+      if (entries_[slot].request != nullptr) fn(entries_[slot].request);
+    }
+  }
 
  private:
   struct Entry {

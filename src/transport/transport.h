@@ -62,7 +62,8 @@ struct TransportCounters {
   std::uint64_t messages_sent = 0;
   std::uint64_t messages_received = 0;
   std::uint64_t bytes_read = 0;
-  std::uint64_t registrations = 0;  // live
+  std::uint64_t registrations = 0;     // live
+  std::uint64_t registered_bytes = 0;  // live, the transport's own pools included
 };
 
 class Transport {

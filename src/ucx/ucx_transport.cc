@@ -35,11 +35,15 @@ struct Operation {
 class UcxRegistration final : public transport::Registration {
  public:
   UcxRegistration(std::unique_ptr<MemoryMap> map, void* address, std::size_t length,
-                  std::uint64_t* live)
-      : map_(std::move(map)), address_(address), length_(length), live_(live) {
-    ++*live_;
+                  transport::TransportCounters* counters)
+      : map_(std::move(map)), address_(address), length_(length), counters_(counters) {
+    ++counters_->registrations;
+    counters_->registered_bytes += length_;
   }
-  ~UcxRegistration() override { --*live_; }
+  ~UcxRegistration() override {
+    --counters_->registrations;
+    counters_->registered_bytes -= length_;
+  }
   std::span<const std::uint8_t> packed_key() const override {
     return {map_->rkey(), map_->rkey_length()};
   }
@@ -50,7 +54,7 @@ class UcxRegistration final : public transport::Registration {
   std::unique_ptr<MemoryMap> map_;
   void* address_;
   std::size_t length_;
-  std::uint64_t* live_;
+  transport::TransportCounters* counters_;
 };
 
 class UcxTransportImpl final : public transport::Transport {
@@ -138,7 +142,7 @@ class UcxTransportImpl final : public transport::Transport {
                                            s == UCS_OK ? rkey_buffer : nullptr, rkey_length);
     if (s != UCS_OK) return ucx_error("ucp_rkey_pack", s);
     return std::unique_ptr<transport::Registration>(
-        new UcxRegistration(std::move(map), address, length, &counters_.registrations));
+        new UcxRegistration(std::move(map), address, length, &counters_));
   }
 
   Result<Issued> read(PeerId peer, std::span<std::uint8_t> local, std::uint64_t remote_address,

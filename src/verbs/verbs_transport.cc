@@ -52,11 +52,20 @@ constexpr std::uint32_t kAddressMagic = 0x54575642;  // "TWVB"
 
 class VerbsRegistration final : public transport::Registration {
  public:
-  VerbsRegistration(MrPtr mr, void* address, std::size_t length, std::uint64_t* live)
-      : mr_(std::move(mr)), rkey_(mr_->rkey), address_(address), length_(length), live_(live) {
-    ++*live_;
+  VerbsRegistration(MrPtr mr, void* address, std::size_t length,
+                    transport::TransportCounters* counters)
+      : mr_(std::move(mr)),
+        rkey_(mr_->rkey),
+        address_(address),
+        length_(length),
+        counters_(counters) {
+    ++counters_->registrations;
+    counters_->registered_bytes += length_;
   }
-  ~VerbsRegistration() override { --*live_; }
+  ~VerbsRegistration() override {
+    --counters_->registrations;
+    counters_->registered_bytes -= length_;
+  }
   std::span<const std::uint8_t> packed_key() const override {
     return {reinterpret_cast<const std::uint8_t*>(&rkey_), sizeof(rkey_)};
   }
@@ -68,7 +77,7 @@ class VerbsRegistration final : public transport::Registration {
   std::uint32_t rkey_;
   void* address_;
   std::size_t length_;
-  std::uint64_t* live_;
+  transport::TransportCounters* counters_;
 };
 
 class VerbsTransport final : public transport::Transport {
@@ -107,6 +116,7 @@ class VerbsTransport final : public transport::Transport {
     recv_mr_ = std::move(rmr).value();
     send_mr_ = std::move(smr).value();
     atomic_mr_ = std::move(amr).value();
+    counters_.registered_bytes += recv_pool_.size() + send_pool_.size() + atomic_pool_.size() * 8;
     for (std::uint32_t i = 0; i < kSendSlots; ++i) free_send_.push_back(i);
     for (std::uint32_t i = 0; i < kAtomicSlots; ++i) free_atomic_.push_back(i);
 
@@ -233,7 +243,7 @@ class VerbsTransport final : public transport::Transport {
     auto mr = verbs::register_memory(device_, address, std::max<std::size_t>(length, 1), flags);
     if (!mr) return mr.status();
     return std::unique_ptr<transport::Registration>(
-        new VerbsRegistration(std::move(mr).value(), address, length, &counters_.registrations));
+        new VerbsRegistration(std::move(mr).value(), address, length, &counters_));
   }
 
   Result<transport::Issued> read(transport::PeerId peer, std::span<std::uint8_t> local,

@@ -1,0 +1,76 @@
+// A dead peer (DESIGN §5, issue 9): when the launcher reports that a rank
+// died, every pending operation that can only finish with that rank's help
+// completes with kPeerFailed (MPI_ERR_PROC_FAILED) instead of waiting for
+// ever, and new operations towards it fail at once. Operations with live
+// peers are untouched: the transport keeps its other connections.
+//
+// The report arrives on the bootstrap's connection to the launcher, which
+// progress() looks at every kFailurePollTicks calls and at most every
+// kFailurePollInterval: an 8-byte ping-pong is not slowed by a system call.
+#include <chrono>
+#include <string>
+
+#include "common/log.h"
+#include "engine/engine.h"
+
+namespace tagwire::engine {
+
+namespace {
+constexpr unsigned kFailurePollTicks = 256;
+constexpr auto kFailurePollInterval = std::chrono::milliseconds(10);
+}  // namespace
+
+Status Engine::peer_failed_status(int world_rank) const {
+  return {ErrorCode::kPeerFailed, "rank " + std::to_string(world_rank) + " died"};
+}
+
+void Engine::watch_failures() {
+  if (++failure_poll_ticks_ < kFailurePollTicks) return;
+  failure_poll_ticks_ = 0;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_failure_poll_ < kFailurePollInterval) return;
+  last_failure_poll_ = now;
+  for (int rank : bootstrap_->take_failed_ranks()) on_peer_failed(rank);
+}
+
+// Whether `r` cannot finish without world rank `dead`.
+static bool depends_on(const Request& r, int dead) {
+  if (r.peer == kProcNull || r.comm == nullptr) return false;
+  if (r.kind == RequestKind::kReceive && r.rendezvous != nullptr) {
+    return r.rendezvous->origin == dead;  // matched: reading from its sender
+  }
+  if (r.peer == matching::kAnySource) {
+    // ULFM's rule: a wildcard receive on a communicator with a dead member
+    // reports the failure rather than wait for a message that may never come.
+    for (int w : r.comm->world_ranks()) {
+      if (w == dead) return true;
+    }
+    return false;
+  }
+  return r.comm->world_rank(r.peer) == dead;
+}
+
+void Engine::on_peer_failed(int dead) {
+  if (dead < 0 || dead >= world_->size() || dead == world_->rank()) return;
+  if (!dead_ranks_.insert(dead).second) return;
+  ++counters_.peers_failed;
+  TW_WARN("engine", "rank " << dead << " died: its pending operations fail");
+  const Status failed = peer_failed_status(dead);
+  requests_.for_each([&](Request* r) {
+    if (!r->active || r->complete || !depends_on(*r, dead)) return;
+    if (r->kind == RequestKind::kReceive && r->rendezvous == nullptr) {
+      // Still posted: withdraw it. (Not posted and not reading means a
+      // message already matched it; it completes on its own.)
+      if (!matcher_.cancel_receive(r->receive_handle)) return;
+    }
+    note_error(r, failed);
+    r->cancel_pending = false;  // the reply will not come
+    maybe_complete(r);
+  });
+}
+
+bool Engine::is_dead(int world_rank) const {
+  return dead_ranks_.count(world_rank) != 0;
+}
+
+}  // namespace tagwire::engine
