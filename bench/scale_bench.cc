@@ -161,7 +161,8 @@ void connect_everyone(Engine& e, int warm, Sample& s) {
 // Prints rank 0's summary; false when the figures do not describe what
 // should have happened (connections before the first message, or a pair
 // connected twice or never).
-bool report(const std::vector<Sample>& all, std::string_view transport_name, bool json) {
+bool report(const std::vector<Sample>& all, std::string_view transport_name,
+            std::size_t address_bytes, bool json) {
   const auto n = static_cast<int>(all.size());
   std::vector<double> init_ms, init_cpu, rss_init, engine_kb, first_kb, peer_rss, peer_pss,
       peer_fds, conns_init, conns, registered, cold, hot;
@@ -185,27 +186,37 @@ bool report(const std::vector<Sample>& all, std::string_view transport_name, boo
     if (x.warm_send_us > 0) hot.push_back(x.warm_send_us);
   }
   const std::string transport(transport_name);
+  struct Field {
+    const char* key;  // JSON name
+    const char* label;
+    double value;
+    int decimals;
+  };
+  const Field fields[] = {
+      {"init_ms_median", "init ms", median(init_ms), 1},
+      {"init_ms_max", "init ms (max)", max_of(init_ms), 1},
+      {"init_cpu_ms", "init CPU ms", median(init_cpu), 1},
+      {"rss_init_kb", "RSS at init KiB", mean(rss_init), 0},
+      {"engine_init_kb", "of which the engine KiB", mean(engine_kb), 0},
+      {"first_peer_kb", "first peer KiB", mean(first_kb), 0},
+      {"connections_at_init", "connections at init", max_of(conns_init), 0},
+      {"connections", "connections after all-to-all", mean(conns), 0},
+      {"per_peer_rss_kb", "per further peer RSS KiB", mean(peer_rss), 1},
+      {"per_peer_pss_kb", "PSS KiB", mean(peer_pss), 1},
+      {"per_peer_fds", "fds", mean(peer_fds), 2},
+      {"registered_kb", "registered KiB", mean(registered), 0},
+      {"address_bytes", "address B", static_cast<double>(address_bytes), 0},
+      {"cold_send_us", "send to a new peer us", median(cold), 1},
+      {"warm_send_us", "warm send us", median(hot), 2},
+  };
   if (json) {
-    std::printf(
-        "{\"ranks\":%d,\"transport\":\"%s\",\"init_ms_median\":%.1f,\"init_ms_max\":%.1f,\"init_"
-        "cpu_ms\":%.1f,"
-        "\"rss_init_kb\":%.0f,\"engine_init_kb\":%.0f,\"first_peer_kb\":%.0f,"
-        "\"connections_at_init\":%.0f,\"connections\":%.0f,\"per_peer_rss_kb\":%.1f,"
-        "\"per_peer_pss_kb\":%.1f,\"per_peer_fds\":%.2f,\"registered_kb\":%.0f,"
-        "\"cold_send_us\":%.1f,\"warm_send_us\":%.2f}\n",
-        n, transport.c_str(), median(init_ms), max_of(init_ms), median(init_cpu), mean(rss_init),
-        mean(engine_kb), mean(first_kb), max_of(conns_init), mean(conns), mean(peer_rss),
-        mean(peer_pss), mean(peer_fds), mean(registered), median(cold), median(hot));
+    std::printf("{\"ranks\":%d,\"transport\":\"%s\"", n, transport.c_str());
+    for (const Field& f : fields) std::printf(",\"%s\":%.*f", f.key, f.decimals, f.value);
+    std::printf("}\n");
   } else {
-    std::printf(
-        "%d ranks over %s: init %.1f ms (max %.1f, CPU %.1f); RSS at init %.0f KiB (engine %.0f), "
-        "first "
-        "peer +%.0f KiB; %.0f connections at init, %.0f after all-to-all; per further peer: RSS "
-        "%.1f KiB, PSS %.1f KiB, %.2f fds; registered %.0f KiB; send to a new peer %.1f us, "
-        "warm %.2f us\n",
-        n, transport.c_str(), median(init_ms), max_of(init_ms), median(init_cpu), mean(rss_init),
-        mean(engine_kb), mean(first_kb), max_of(conns_init), mean(conns), mean(peer_rss),
-        mean(peer_pss), mean(peer_fds), mean(registered), median(cold), median(hot));
+    std::printf("%d ranks over %s:", n, transport.c_str());
+    for (const Field& f : fields) std::printf(" %s %.*f;", f.label, f.decimals, f.value);
+    std::printf("\n");
   }
   bool ok = true;
   if (max_of(conns_init) != 0 && transport != "verbs") {
@@ -266,7 +277,7 @@ int main(int argc, char** argv) {
   } else {
     check(e.send(&s, sizeof(s), 0, 0, w), "gather");
   }
-  if (w->rank() == 0 && !report(all, e.transport_name(), json)) return 1;
+  if (w->rank() == 0 && !report(all, e.transport_name(), e.address_bytes(), json)) return 1;
   check(e.finalize(), "finalize");
   return 0;
 }

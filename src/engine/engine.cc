@@ -89,6 +89,7 @@ Status Engine::start_up() {
   std::uint64_t threshold = config_.eager_threshold;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
   auto address = transport_->address();
+  address_bytes_ = address.size();
   mine.insert(mine.end(), address.begin(), address.end());
   auto all = bootstrap_->allgather(mine);
   if (!all) return all.status().with_context("address exchange");

@@ -96,6 +96,9 @@ class Engine final : public transport::Receiver {
   const Config& config() const { return config_; }
   std::string_view transport_name() const { return transport_->name(); }
   std::string_view bootstrap_kind() const { return bootstrap_->kind(); }
+  // Bytes of this rank's transport address: every rank keeps one per rank
+  // of the job, so the address table grows with the job.
+  std::size_t address_bytes() const { return address_bytes_; }
 
   // Point-to-point, in bytes (datatypes live above this layer).
   Result<Request*> isend(const void* buffer, std::size_t bytes, int dest, int tag,
@@ -259,6 +262,7 @@ class Engine final : public transport::Receiver {
   std::vector<std::pair<std::size_t, std::size_t>> bsend_blocks_;  // offset, length
   EngineCounters counters_;
   bool finalized_ = false;
+  std::size_t address_bytes_ = 0;
   std::set<int> dead_ranks_;  // world ranks the launcher reported dead
   unsigned failure_poll_ticks_ = 0;
   std::chrono::steady_clock::time_point last_failure_poll_{};
