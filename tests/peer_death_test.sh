@@ -24,6 +24,8 @@ check "launcher names the dead rank" $?
 check "rank 0 saw every operation with rank 2 fail and kept working" $?
 [[ $out == *"peer-death: rank 1 ok"* ]]
 check "rank 1 saw its wildcard receive fail and kept working" $?
+[[ $out != *"rank 0 (pid"* && $out != *"rank 1 (pid"* ]]
+check "no survivor died or failed (sanitizer reports included)" $?
 [[ $out != *"ranks still running"* ]]
 check "survivors finished by themselves, before the grace period ended" $?
 ((elapsed < 20))

@@ -908,6 +908,7 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
       r->buffer = kind == RequestKind::kSend ? const_cast<std::uint8_t*>(out.data()) : in.data();
       Status s = start_operation(r);
       if (!s.is_ok()) {
+        release_request(r);
         // The receive already posted must not outlive the buffer it names:
         // withdraw it (if a message already matched it, it completes into
         // `in` now or never, and is released when it does).
