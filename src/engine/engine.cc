@@ -64,8 +64,15 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   log::set_rank(bootstrap->rank());
   auto transport = create_transport(config, bootstrap->rank(), bootstrap->size());
   if (!transport) return transport.status();
-  std::unique_ptr<Engine> engine(
-      new Engine(config, std::move(bootstrap), std::move(transport).value()));
+  return create(config, std::move(bootstrap), std::move(transport).value());
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
+                                               std::unique_ptr<Bootstrap> bootstrap,
+                                               std::unique_ptr<transport::Transport> transport) {
+  log::set_level(config.log_level);
+  log::set_rank(bootstrap->rank());
+  std::unique_ptr<Engine> engine(new Engine(config, std::move(bootstrap), std::move(transport)));
   TAGWIRE_RETURN_IF_ERROR(engine->start_up());
   return engine;
 }

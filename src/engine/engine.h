@@ -78,6 +78,11 @@ class Engine final : public transport::Receiver {
   // Starts the engine: bootstrap, transport, address exchange.
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 std::unique_ptr<Bootstrap> bootstrap);
+  // With a given transport (the wire fuzzer drives the engine over one
+  // that goes nowhere).
+  static Result<std::unique_ptr<Engine>> create(const Config& config,
+                                                std::unique_ptr<Bootstrap> bootstrap,
+                                                std::unique_ptr<transport::Transport> transport);
   // From the environment: Config::from_environment() and create_bootstrap().
   static Result<std::unique_ptr<Engine>> create_from_environment();
 

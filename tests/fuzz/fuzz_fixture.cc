@@ -1,0 +1,174 @@
+#include "fuzz_fixture.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "engine/bootstrap.h"
+#include "transport/transport.h"
+
+namespace tagwire::engine::fuzz {
+
+namespace {
+
+[[noreturn]] void die(const char* what, const Status& s) {
+  std::fprintf(stderr, "wire_fuzz fixture: %s: %s\n", what, s.to_string().c_str());
+  std::abort();
+}
+
+// Rank 0 of kRanks; every rank "publishes" what rank 0 does.
+class FuzzBootstrap final : public Bootstrap {
+ public:
+  std::string_view kind() const override { return "fuzz"; }
+  int rank() const override { return 0; }
+  int size() const override { return kRanks; }
+  std::uint64_t job_token() const override { return kJobToken; }
+  Result<std::vector<std::vector<std::uint8_t>>> allgather(
+      std::span<const std::uint8_t> mine) override {
+    return std::vector<std::vector<std::uint8_t>>(kRanks, {mine.begin(), mine.end()});
+  }
+};
+
+class NullRegistration final : public transport::Registration {
+ public:
+  NullRegistration(void* address, std::size_t length)
+      : address_(reinterpret_cast<std::uint64_t>(address)), length_(length) {}
+  std::span<const std::uint8_t> packed_key() const override { return key_; }
+  std::uint64_t address() const override { return address_; }
+  std::size_t length() const override { return length_; }
+
+ private:
+  std::uint64_t address_;
+  std::size_t length_;
+  std::uint8_t key_[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+};
+
+// Accepts every operation at once and delivers nothing: the only messages
+// the engine sees are the fuzzer's.
+class NullTransport final : public transport::Transport {
+ public:
+  std::string_view name() const override { return "null"; }
+  std::vector<std::uint8_t> address() const override { return {0x4e}; }
+  Status set_peer_addresses(std::vector<std::vector<std::uint8_t>>) override {
+    return Status::ok();
+  }
+  void set_receiver(transport::Receiver*) override {}
+  std::size_t max_header() const override { return 64; }
+  Result<transport::Issued> send(transport::PeerId, std::span<const std::uint8_t>,
+                                 std::span<const std::uint8_t>, transport::Completion) override {
+    return transport::Issued::kDone;
+  }
+  Result<std::unique_ptr<transport::Registration>> register_memory(
+      void* address, std::size_t length, transport::RemoteAccess) override {
+    return std::unique_ptr<transport::Registration>(new NullRegistration(address, length));
+  }
+  Result<transport::Issued> read(transport::PeerId, std::span<std::uint8_t>, std::uint64_t,
+                                 std::span<const std::uint8_t>, transport::Completion) override {
+    return transport::Issued::kDone;
+  }
+  Result<transport::Issued> compare_and_swap(transport::PeerId, std::uint64_t,
+                                             std::span<const std::uint8_t>, std::uint64_t expected,
+                                             std::uint64_t, std::uint64_t* old_value,
+                                             transport::Completion) override {
+    *old_value = expected;
+    return transport::Issued::kDone;
+  }
+  unsigned progress() override { return 0; }
+  Result<bool> arm() override { return false; }
+  int event_fd() const override { return -1; }
+  Status disconnect_all() override { return Status::ok(); }
+  transport::TransportCounters counters() const override { return {}; }
+};
+
+// An answer from `peer` to the send `r`, as the real receiver would send it.
+void answer(Engine& e, Request* r, MessageType type, int peer) {
+  Header h;
+  h.job_token = kJobToken;
+  h.type = type;
+  h.origin = peer;
+  h.request_id = r->id;
+  const EncodedHeader bytes = encode(h);
+  e.on_message(bytes, {});
+}
+
+}  // namespace
+
+Fixture::Fixture() {
+  Config config;
+  config.cancel_agent = false;
+  config.progress_thread = false;
+  config.log_level = log::Level::kError;  // a warning per dropped message would drown the run
+  auto made =
+      Engine::create(config, std::make_unique<FuzzBootstrap>(), std::make_unique<NullTransport>());
+  if (!made) die("engine", made.status());
+  engine_ = std::move(made).value();
+  limits_ = DecodeLimits{kJobToken, kRanks, config.eager_threshold, 4096};
+}
+
+Fixture::~Fixture() = default;
+
+Held Fixture::prepare(std::uint8_t setup) {
+  Engine& e = *engine_;
+  Communicator* w = e.world();
+  Held held;
+  auto add_buffer = [&](std::size_t n) {
+    held.buffers.emplace_back(n, 0);
+    return held.buffers.back().data();
+  };
+  held.buffers.reserve(8);
+  auto keep = [&](Result<Request*> r) {
+    if (!r) die("posting", r.status());
+    held.requests.push_back(*r);
+  };
+  const std::size_t big = e.config().eager_threshold * 2;
+  if (setup & 1) keep(e.irecv(add_buffer(64), 64, matching::kAnySource, matching::kAnyTag, w));
+  if (setup & 2) keep(e.irecv(add_buffer(big), big, matching::kAnySource, matching::kAnyTag, w));
+  if (setup & 4) keep(e.irecv(add_buffer(256), 256, 1, 7, w));
+  if (setup & 8) keep(e.isend(add_buffer(big), big, 1, 7, w, SendMode::kStandard));
+  if (setup & 16) keep(e.isend(add_buffer(8), 8, 2, 7, w, SendMode::kSynchronous));
+  if (setup & 32) {
+    Request* r = nullptr;
+    keep(e.isend(add_buffer(8), 8, 3, 7, w, SendMode::kStandard));
+    r = held.requests.back();
+    if (Status s = e.cancel(r); !s.is_ok()) die("cancel", s);
+  }
+  return held;
+}
+
+void Fixture::release(Held held) {
+  Engine& e = *engine_;
+  for (Request* r : held.requests) {
+    MessageStatus st;
+    auto done = e.test(r, &st);
+    if (done && *done) continue;
+    if (r->kind == RequestKind::kReceive) {
+      if (Status s = e.cancel(r); !s.is_ok()) die("cancel", s);
+    } else {
+      // Whatever it waits for, the receiver says it now.
+      const int peer = e.world()->world_rank(r->peer);
+      if (r->cancel_pending) answer(e, r, MessageType::kCancelReply, peer);
+      if (r->awaiting_remote) {
+        answer(e, r,
+               r->bytes > e.config().eager_threshold ? MessageType::kFin : MessageType::kSyncAck,
+               peer);
+      }
+    }
+    e.progress();
+    done = e.test(r, &st);
+    if (!done || !*done) std::abort();  // a request the protocol cannot finish
+  }
+  // Take what the fuzzed message left unexpected on the world, so the
+  // state stays bounded (messages for other contexts stay, as they would).
+  // By mprobe: the message's source need not be a rank of the world.
+  std::vector<std::uint8_t> sink(e.config().eager_threshold * 2);
+  for (;;) {
+    MessageStatus st;
+    auto found = e.improbe(matching::kAnySource, matching::kAnyTag, e.world(), &st);
+    if (!found) die("drain probe", found.status());
+    if (*found == nullptr) break;
+    auto r = e.imrecv(sink.data(), sink.size(), std::move(found).value());
+    if (!r) die("drain", r.status());
+    (void)e.wait(*r, &st);  // truncation is an answer too
+  }
+}
+
+}  // namespace tagwire::engine::fuzz
