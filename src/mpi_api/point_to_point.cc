@@ -240,14 +240,28 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
+  // Both halves are checked (as persistent requests) before either starts:
+  // a bad send argument must not leave a receive posted behind the error,
+  // where it would take a later message.
   MPI_Request recv = MPI_REQUEST_NULL, send = MPI_REQUEST_NULL;
-  int rc = MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &recv);
+  int rc = MPI_Recv_init(recvbuf, recvcount, recvtype, source, recvtag, comm, &recv);
   if (rc != MPI_SUCCESS) return rc;
-  rc = MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &send);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = complete_one(__func__, &send, true, nullptr, MPI_STATUS_IGNORE);
-  if (rc != MPI_SUCCESS) return rc;
-  return complete_one(__func__, &recv, true, nullptr, status);
+  rc = MPI_Send_init(sendbuf, sendcount, sendtype, dest, sendtag, comm, &send);
+  if (rc == MPI_SUCCESS) rc = MPI_Start(&recv);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Start(&send);
+    if (rc != MPI_SUCCESS) {
+      // The receive is posted: withdraw it; if a message already matched
+      // it, it completes here and the message is not lost to a later call.
+      MPI_Cancel(&recv);
+      complete_one(__func__, &recv, true, nullptr, status);
+    }
+  }
+  if (rc == MPI_SUCCESS) rc = complete_one(__func__, &send, true, nullptr, MPI_STATUS_IGNORE);
+  if (rc == MPI_SUCCESS) rc = complete_one(__func__, &recv, true, nullptr, status);
+  if (send != MPI_REQUEST_NULL) MPI_Request_free(&send);
+  MPI_Request_free(&recv);
+  return rc;
 }
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
@@ -361,7 +375,8 @@ int MPI_Startall(int count, MPI_Request requests[]) {
 int MPI_Buffer_attach(void* buffer, int size) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
   if (size < 0) {
-    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidCount, "negative buffer size"});
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidArgument, "negative buffer size " + std::to_string(size)});
   }
   TW_MPI_TRY(MPI_COMM_WORLD, E().buffer_attach(buffer, static_cast<std::size_t>(size)));
   return MPI_SUCCESS;
@@ -385,6 +400,8 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  // A bad handle is an argument error, found before anything completes.
+  for (int i = 0; i < count; ++i) TW_MPI_TRY(MPI_COMM_WORLD, request_of(requests[i]).status());
   int result = MPI_SUCCESS;
   for (int i = 0; i < count; ++i) {
     MPI_Status local;

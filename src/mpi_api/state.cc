@@ -184,7 +184,17 @@ Result<std::size_t> bytes_of(int count, MPI_Datatype datatype) {
   }
   auto layout = layout_of(datatype, true);
   if (!layout) return layout.status();
-  return static_cast<std::size_t>(count) * (*layout)->size();
+  // No buffer is larger than user address space (2^47 bytes on x86-64 and
+  // AArch64 with 4-level page tables): a count past it is a bad count, and
+  // refusing it here also rules out overflow in count x size.
+  constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 47;
+  const std::size_t size = (*layout)->size();
+  if (size != 0 && static_cast<std::size_t>(count) > kMaxMessageBytes / size) {
+    return Status(ErrorCode::kInvalidCount, "count " + std::to_string(count) + " of a " +
+                                                std::to_string(size) +
+                                                "-byte datatype exceeds any buffer (2^47 bytes)");
+  }
+  return static_cast<std::size_t>(count) * size;
 }
 
 Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype) {

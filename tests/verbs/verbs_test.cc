@@ -227,6 +227,44 @@ TEST_F(OnDevice, SendReceiveWriteReadAndCompareAndSwap) {
       << "an unaligned CAS must be refused before it reaches the NIC";
 }
 
+// Memory exposure (issue 9): a rendezvous buffer is registered for remote
+// READ only, and deregistered when its operation ends. A peer holding the
+// old key then reads nothing, and a read-only registration cannot be
+// written. (The engine's side: p2p_test's Resources test finds no
+// registration left once every rendezvous has finished.)
+TEST_F(OnDevice, DeregisteredOrReadOnlyMemoryRefusesThePeer) {
+  std::vector<std::uint8_t> secret(256, 0x77), into(256, 0);
+  MrPtr into_mr = reg(into);
+  auto read_only = register_memory(*device_, secret.data(), secret.size(),
+                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+  ASSERT_TRUE(read_only.is_ok()) << read_only.status().to_string();
+  MrPtr secret_mr = std::move(read_only).value();
+  const auto addr = reinterpret_cast<std::uint64_t>(secret.data());
+  const std::uint32_t rkey = secret_mr->rkey;
+
+  // While registered: the read works.
+  connect_pair();
+  ASSERT_TRUE(a_->post_read(1, {into.data(), 256, into_mr->lkey}, addr, rkey).is_ok());
+  ASSERT_EQ(completions(1)[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(into, secret);
+
+  // Writing into it is refused: the key grants READ only.
+  std::vector<std::uint8_t> junk(256, 0x11);
+  MrPtr junk_mr = reg(junk);
+  connect_pair();  // a failed operation leaves a QP in error: fresh ones each time
+  ASSERT_TRUE(a_->post_write(2, {junk.data(), 256, junk_mr->lkey}, addr, rkey, true).is_ok());
+  EXPECT_NE(completions(1)[0].status, IBV_WC_SUCCESS) << "a read-only key allowed a WRITE";
+  EXPECT_EQ(secret[0], 0x77);
+
+  // Deregistered (the operation finished): the old key reads nothing.
+  secret_mr.reset();
+  std::fill(into.begin(), into.end(), 0);
+  connect_pair();
+  ASSERT_TRUE(a_->post_read(3, {into.data(), 256, into_mr->lkey}, addr, rkey).is_ok());
+  EXPECT_NE(completions(1)[0].status, IBV_WC_SUCCESS) << "a deregistered buffer was read";
+  EXPECT_EQ(into[0], 0) << "data arrived from a deregistered buffer";
+}
+
 TEST_F(OnDevice, ReadWithABadKeyFailsAsAStatus) {
   connect_pair();
   std::vector<std::uint8_t> buf(64, 0), target(64, 0x5A);
