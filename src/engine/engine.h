@@ -104,6 +104,9 @@ class Engine final : public transport::Receiver {
   // Bytes of this rank's transport address: every rank keeps one per rank
   // of the job, so the address table grows with the job.
   std::size_t address_bytes() const { return address_bytes_; }
+  // This rank's transport address as published at start-up (what the
+  // isolation test hands to an intruder from another job).
+  std::vector<std::uint8_t> transport_address() const { return transport_->address(); }
 
   // Point-to-point, in bytes (datatypes live above this layer).
   Result<Request*> isend(const void* buffer, std::size_t bytes, int dest, int tag,
