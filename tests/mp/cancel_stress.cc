@@ -37,11 +37,6 @@ constexpr int kReadyTag = 2;
 constexpr int kDoneTag = 3;
 constexpr std::size_t kMaxBatch = 12;
 
-std::uint64_t env_number(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
-}
-
 // When the sender fires its cancel. kLate: after the receiver has been
 // posting receives for a while (most messages received, some still not).
 enum Timing : int { kNever, kAtOnce, kAfterTurns, kLate, kTimings };

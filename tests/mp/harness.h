@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ inline std::size_t first_mismatch(const std::uint8_t* data, std::size_t n, std::
     if (data[i] != pattern_byte(seed, i)) return i;
   }
   return std::string::npos;
+}
+
+// A TAGWIRE_TEST_* number from the environment, or `fallback`.
+inline std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
 inline void barrier() {

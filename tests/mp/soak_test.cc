@@ -94,8 +94,7 @@ void receive_batch(std::size_t first, std::vector<std::uint8_t>& buffer) {
 
 TEST(Soak, MillionMixedMessagesKeepMemoryFlat) {
   if (nranks() != 2) GTEST_SKIP() << "the soak runs between exactly 2 ranks";
-  const char* env = std::getenv("TAGWIRE_TEST_SOAK_MESSAGES");
-  const std::size_t total = env != nullptr ? std::strtoull(env, nullptr, 10) : 1000000;
+  const std::size_t total = env_number("TAGWIRE_TEST_SOAK_MESSAGES", 1000000);
   const std::size_t batches = std::max<std::size_t>(total / kBatch, 10);
   // 64 payloads, each sized for the largest message, reused round robin.
   std::vector<std::vector<std::uint8_t>> payloads;
