@@ -24,6 +24,18 @@ std::string_view error_code_name(ErrorCode code) {
       return "invalid-type";
     case ErrorCode::kInvalidOp:
       return "invalid-op";
+    case ErrorCode::kInvalidGroup:
+      return "invalid-group";
+    case ErrorCode::kInvalidKeyval:
+      return "invalid-keyval";
+    case ErrorCode::kInvalidInfo:
+      return "invalid-info";
+    case ErrorCode::kInfoKey:
+      return "info-key";
+    case ErrorCode::kInfoValue:
+      return "info-value";
+    case ErrorCode::kInfoNoKey:
+      return "info-no-key";
     case ErrorCode::kTruncate:
       return "truncate";
     case ErrorCode::kNotFound:

@@ -24,6 +24,12 @@ enum class ErrorCode : int {
   kInvalidRequest,   // MPI_ERR_REQUEST
   kInvalidType,      // MPI_ERR_TYPE
   kInvalidOp,        // MPI_ERR_OP
+  kInvalidGroup,     // MPI_ERR_GROUP
+  kInvalidKeyval,    // MPI_ERR_KEYVAL
+  kInvalidInfo,      // MPI_ERR_INFO (a bad info handle)
+  kInfoKey,          // MPI_ERR_INFO_KEY: empty or too long
+  kInfoValue,        // MPI_ERR_INFO_VALUE: too long
+  kInfoNoKey,        // MPI_ERR_INFO_NOKEY
   kTruncate,         // MPI_ERR_TRUNCATE
   kNotFound,         // internal: a lookup found nothing (never reaches users as-is)
   kOutOfResources,   // MPI_ERR_NO_MEM / MPI_ERR_INTERN

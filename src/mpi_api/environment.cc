@@ -1,4 +1,4 @@
-// MPI environment, error handling and communicators.
+// MPI environment and error handling.
 #include <unistd.h>
 
 #include <chrono>
@@ -10,18 +10,6 @@
 
 using namespace tagwire;
 using namespace tagwire::mpi;
-
-namespace {
-
-int copy_string(const std::string& text, char* out, int capacity, int* length) {
-  std::size_t n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(capacity - 1));
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-  *length = static_cast<int>(n);
-  return MPI_SUCCESS;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -64,6 +52,9 @@ int MPI_Finalized(int* flag) {
 int MPI_Finalize(void) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
   State& st = state();
+  // MPI 8.7.1: attributes on MPI_COMM_SELF are deleted first (libraries
+  // hang their clean-up on it), while the library is still usable.
+  TW_MPI_TRY(MPI_COMM_WORLD, delete_attributes(MPI_COMM_SELF));
   Status s = st.engine->finalize();
   st.engine.reset();
   st.finalized = true;
@@ -148,6 +139,24 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
     case MPI_ERR_ARG:
       text = "invalid argument";
       break;
+    case MPI_ERR_GROUP:
+      text = "invalid group";
+      break;
+    case MPI_ERR_KEYVAL:
+      text = "invalid attribute key";
+      break;
+    case MPI_ERR_INFO:
+      text = "invalid info object";
+      break;
+    case MPI_ERR_INFO_KEY:
+      text = "info key empty or longer than MPI_MAX_INFO_KEY";
+      break;
+    case MPI_ERR_INFO_VALUE:
+      text = "info value longer than MPI_MAX_INFO_VAL";
+      break;
+    case MPI_ERR_INFO_NOKEY:
+      text = "no such info key";
+      break;
     case MPI_ERR_TRUNCATE:
       text = "message truncated";
       break;
@@ -192,77 +201,6 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
   *errhandler = MPI_ERRHANDLER_NULL;  // predefined handlers only: nothing to release
-  return MPI_SUCCESS;
-}
-
-int MPI_Comm_rank(MPI_Comm comm, int* rank) {
-  auto c = comm_of(comm);
-  TW_MPI_TRY(comm, c.status());
-  *rank = (*c)->rank();
-  return MPI_SUCCESS;
-}
-
-int MPI_Comm_size(MPI_Comm comm, int* size) {
-  auto c = comm_of(comm);
-  TW_MPI_TRY(comm, c.status());
-  *size = (*c)->size();
-  return MPI_SUCCESS;
-}
-
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  auto c = comm_of(comm);
-  TW_MPI_TRY(comm, c.status());
-  auto dup = state().engine->comm_dup(*c);
-  TW_MPI_TRY(comm, dup.status());
-  *newcomm = state().comms.add(CommEntry{*dup, find_comm(comm)->errhandler});
-  return MPI_SUCCESS;
-}
-
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  auto c = comm_of(comm);
-  TW_MPI_TRY(comm, c.status());
-  auto split = state().engine->comm_split(*c, color, key);
-  TW_MPI_TRY(comm, split.status());
-  *newcomm = *split == nullptr ? MPI_COMM_NULL
-                               : state().comms.add(CommEntry{*split, find_comm(comm)->errhandler});
-  return MPI_SUCCESS;
-}
-
-int MPI_Comm_free(MPI_Comm* comm) {
-  auto c = comm_of(*comm);
-  TW_MPI_TRY(*comm, c.status());
-  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
-    return report(*comm, __func__,
-                  {ErrorCode::kInvalidComm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"});
-  }
-  TW_MPI_TRY(*comm, state().engine->comm_free(*c));
-  state().comms.remove(*comm);
-  *comm = MPI_COMM_NULL;
-  return MPI_SUCCESS;
-}
-
-int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
-  auto a = comm_of(comm1);
-  TW_MPI_TRY(comm1, a.status());
-  auto b = comm_of(comm2);
-  TW_MPI_TRY(comm2, b.status());
-  if (comm1 == comm2) {
-    *result = MPI_IDENT;
-  } else if ((*a)->world_ranks() == (*b)->world_ranks()) {
-    *result = MPI_CONGRUENT;
-  } else {
-    auto x = (*a)->world_ranks(), y = (*b)->world_ranks();
-    std::sort(x.begin(), x.end());
-    std::sort(y.begin(), y.end());
-    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
-  }
-  return MPI_SUCCESS;
-}
-
-int MPI_Barrier(MPI_Comm comm) {
-  auto c = comm_of(comm);
-  TW_MPI_TRY(comm, c.status());
-  TW_MPI_TRY(comm, state().engine->barrier(*c));
   return MPI_SUCCESS;
 }
 

@@ -20,6 +20,8 @@ typedef int MPI_Message;
 typedef int MPI_Errhandler;
 typedef int MPI_Op;
 typedef int MPI_Group;
+typedef int MPI_Info;
+typedef int MPI_Fint; /* Fortran INTEGER handles: ours are ints already */
 typedef long MPI_Aint;
 typedef long long MPI_Count;
 
@@ -91,9 +93,22 @@ typedef struct MPI_Status {
 #define MPI_GROUP_NULL 0
 #define MPI_GROUP_EMPTY 1
 
-/* Attributes */
+/* Attributes: predefined keyvals below MPI_KEYVAL_INVALID's range of
+ * user keyvals (those start at 16). */
+#define MPI_KEYVAL_INVALID 0
 #define MPI_TAG_UB 1
 #define MPI_WTIME_IS_GLOBAL 2
+#define MPI_HOST 3
+#define MPI_IO 4
+#define MPI_APPNUM 5
+#define MPI_UNIVERSE_SIZE 6
+
+/* Info */
+#define MPI_INFO_NULL 0
+#define MPI_INFO_ENV 1
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_OBJECT_NAME 128
 
 /* Threading */
 #define MPI_THREAD_SINGLE 0
@@ -164,7 +179,12 @@ typedef struct MPI_Status {
 #define MPI_ERR_INTERN 16
 #define MPI_ERR_IN_STATUS 17
 #define MPI_ERR_PENDING 18
+#define MPI_ERR_INFO 28
+#define MPI_ERR_INFO_KEY 29
+#define MPI_ERR_INFO_VALUE 30
+#define MPI_ERR_INFO_NOKEY 31
 #define MPI_ERR_NO_MEM 34
+#define MPI_ERR_KEYVAL 48
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
 #define MPI_ERR_PROC_FAILED 75
 #define MPI_ERR_LASTCODE 76
@@ -199,7 +219,57 @@ int MPI_Comm_free(MPI_Comm* comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int MPI_Barrier(MPI_Comm comm);
 
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+int MPI_Comm_set_name(MPI_Comm comm, const char* name);
+int MPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen);
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag);
+int MPI_Comm_remote_size(MPI_Comm comm, int* size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
+
+/* Attributes */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val,
+                                          void* extra_state);
+int MPI_COMM_NULL_COPY_FN(MPI_Comm, int, void*, void*, void*, int*);
+int MPI_COMM_DUP_FN(MPI_Comm, int, void*, void*, void*, int*);
+int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*);
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
+                           MPI_Comm_delete_attr_function* delete_fn, int* keyval,
+                           void* extra_state);
+int MPI_Comm_free_keyval(int* keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val);
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+int MPI_Comm_delete_attr(MPI_Comm comm, int keyval);
+
+/* Info */
+int MPI_Info_create(MPI_Info* info);
+int MPI_Info_set(MPI_Info info, const char* key, const char* value);
+int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag);
+int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag);
+int MPI_Info_delete(MPI_Info info, const char* key);
+int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
+int MPI_Info_get_nkeys(MPI_Info info, int* nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char* key);
+int MPI_Info_free(MPI_Info* info);
+
+/* Handle conversion for C programs that hand handles to Fortran: our
+ * handles are ints, so these are the identity (and checked by tests). */
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+MPI_Op MPI_Op_f2c(MPI_Fint op);
 
 /* Groups */
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
@@ -209,6 +279,13 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                               int ranks2[]);
 int MPI_Group_free(MPI_Group* group);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result);
 
 /* Collectives (simple algorithms over point-to-point) */
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);

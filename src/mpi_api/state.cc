@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -68,6 +69,14 @@ const std::vector<TypeLayout>& predefined_layouts() {
 
 }  // namespace
 
+int copy_string(const std::string& text, char* out, int capacity, int* length) {
+  std::size_t n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(capacity - 1));
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+  *length = static_cast<int>(n);
+  return MPI_SUCCESS;
+}
+
 State& state() {
   static State s;
   return s;
@@ -95,6 +104,18 @@ int error_class(const Status& s) {
       return MPI_ERR_TYPE;
     case ErrorCode::kInvalidOp:
       return MPI_ERR_OP;
+    case ErrorCode::kInvalidGroup:
+      return MPI_ERR_GROUP;
+    case ErrorCode::kInvalidKeyval:
+      return MPI_ERR_KEYVAL;
+    case ErrorCode::kInvalidInfo:
+      return MPI_ERR_INFO;
+    case ErrorCode::kInfoKey:
+      return MPI_ERR_INFO_KEY;
+    case ErrorCode::kInfoValue:
+      return MPI_ERR_INFO_VALUE;
+    case ErrorCode::kInfoNoKey:
+      return MPI_ERR_INFO_NOKEY;
     case ErrorCode::kTruncate:
       return MPI_ERR_TRUNCATE;
     case ErrorCode::kOutOfResources:

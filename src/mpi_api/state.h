@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -19,7 +20,24 @@ namespace tagwire::mpi {
 struct CommEntry {
   engine::Communicator* comm = nullptr;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  std::string name;
+  std::map<int, void*> attributes;  // user keyval -> value
 };
+
+// A user attribute key (MPI_Comm_create_keyval).
+struct Keyval {
+  MPI_Comm_copy_attr_function* copy = nullptr;
+  MPI_Comm_delete_attr_function* erase = nullptr;
+  void* extra_state = nullptr;
+  // MPI_Comm_free_keyval: no new use, but attributes already set under it
+  // keep their callbacks, so the entry stays (and its number is not reused).
+  bool freed = false;
+};
+// User keyvals start here (below: MPI_TAG_UB and the other predefined ones).
+inline constexpr int kFirstUserKeyval = 16;
+
+// An info object: keys in insertion order (MPI_Info_get_nthkey follows it).
+using InfoEntries = std::vector<std::pair<std::string, std::string>>;
 
 // Handles of derived datatypes start here (below: predefined).
 inline constexpr int kFirstDerivedType = 64;
@@ -44,6 +62,8 @@ struct State {
   HandleTable<engine::Request*> requests{1};                  // 0 is MPI_REQUEST_NULL
   HandleTable<std::shared_ptr<engine::Message>> messages{1};  // 0 is MPI_MESSAGE_NULL
   HandleTable<std::vector<int>> groups{2};  // world ranks; 0 null, 1 MPI_GROUP_EMPTY
+  HandleTable<Keyval> keyvals{kFirstUserKeyval};
+  HandleTable<InfoEntries> infos{2};  // 0 MPI_INFO_NULL, 1 MPI_INFO_ENV (empty, read-only)
   // Derived datatypes (shared: a pending operation keeps a freed type alive).
   HandleTable<std::shared_ptr<TypeLayout>> types{kFirstDerivedType};
   // Operations on non-contiguous datatypes: their pack buffers, by request.
@@ -77,6 +97,23 @@ Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> type_size(MPI_Datatype datatype);
 
 void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out);
+
+// Copies `text` into a C string of `capacity` bytes (cut to fit, always
+// terminated) and sets *length; returns MPI_SUCCESS.
+int copy_string(const std::string& text, char* out, int capacity, int* length);
+
+// MPI_IDENT (same members, same order), MPI_SIMILAR (same members) or
+// MPI_UNEQUAL, for groups and communicators alike (groups.cc).
+int compare_members(const std::vector<int>& a, const std::vector<int>& b);
+
+// A group's members as world ranks (groups.cc).
+Result<std::vector<int>> group_members(MPI_Group group);
+
+// Attributes on a communicator being duplicated or freed (attributes.cc):
+// the copy callbacks decide what the new one gets; the delete callbacks
+// run before a communicator goes.
+Status copy_attributes(MPI_Comm from, CommEntry& to);
+Status delete_attributes(MPI_Comm comm);
 
 }  // namespace tagwire::mpi
 

@@ -1,0 +1,202 @@
+// Attribute caching on communicators: user keyvals with copy and delete
+// callbacks (honoured by MPI_Comm_dup and MPI_Comm_free, and for
+// MPI_COMM_SELF at MPI_Finalize), and the predefined attributes.
+#include <string>
+#include <vector>
+
+#include "mpi_api/state.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+
+namespace {
+
+Result<Keyval*> keyval_of(int keyval) {
+  Keyval* k = state().keyvals.find(keyval);
+  if (k == nullptr || k->freed) {
+    return Status(ErrorCode::kInvalidKeyval,
+                  "attribute key " + std::to_string(keyval) +
+                      (keyval < kFirstUserKeyval ? " is predefined (read-only) or invalid"
+                                                 : " is not a live keyval"));
+  }
+  return k;
+}
+
+// Predefined attributes: each value is a pointer to an int that lives as
+// long as the program (MPI's rule for these keyvals).
+bool predefined(int keyval, void* attribute_val) {
+  static int tag_ub = engine::kTagUpperBound;
+  static int wtime_is_global = 0;
+  static int host = MPI_PROC_NULL;
+  static int io = MPI_ANY_SOURCE;  // every process can do I/O
+  static int appnum = 0;
+  static int universe = 0;
+  int* value = nullptr;
+  switch (keyval) {
+    case MPI_TAG_UB:
+      value = &tag_ub;
+      break;
+    case MPI_WTIME_IS_GLOBAL:
+      value = &wtime_is_global;
+      break;
+    case MPI_HOST:
+      value = &host;
+      break;
+    case MPI_IO:
+      value = &io;
+      break;
+    case MPI_APPNUM:
+      // Known where we launched one program ourselves; mpirun and srun may
+      // run several (MPMD) and do not tell us which we are.
+      if (state().engine->bootstrap_kind() != "tagwire-run" &&
+          state().engine->bootstrap_kind() != "singleton") {
+        return false;
+      }
+      value = &appnum;
+      break;
+    case MPI_UNIVERSE_SIZE:
+      universe = state().engine->world_size();
+      value = &universe;
+      break;
+    default:
+      return false;
+  }
+  *static_cast<int**>(attribute_val) = value;
+  return true;
+}
+
+}  // namespace
+
+namespace tagwire::mpi {
+
+Status copy_attributes(MPI_Comm from, CommEntry& to) {
+  const auto attributes = find_comm(from)->attributes;  // a callback may change the original
+  for (const auto& [keyval, value] : attributes) {
+    Keyval* k = state().keyvals.find(keyval);
+    if (k == nullptr || k->copy == nullptr) continue;
+    void* copied = nullptr;
+    int flag = 0;
+    const int rc = k->copy(from, keyval, k->extra_state, value, &copied, &flag);
+    if (rc != MPI_SUCCESS) {
+      return {ErrorCode::kInvalidArgument, "the copy callback of attribute key " +
+                                               std::to_string(keyval) + " returned " +
+                                               std::to_string(rc)};
+    }
+    if (flag != 0) to.attributes[keyval] = copied;
+  }
+  return Status::ok();
+}
+
+Status delete_attributes(MPI_Comm comm) {
+  CommEntry* entry = find_comm(comm);
+  while (!entry->attributes.empty()) {
+    auto it = entry->attributes.begin();
+    const int keyval = it->first;
+    void* value = it->second;
+    entry->attributes.erase(it);
+    Keyval* k = state().keyvals.find(keyval);
+    if (k == nullptr || k->erase == nullptr) continue;
+    const int rc = k->erase(comm, keyval, value, k->extra_state);
+    if (rc != MPI_SUCCESS) {
+      return {ErrorCode::kInvalidArgument, "the delete callback of attribute key " +
+                                               std::to_string(keyval) + " returned " +
+                                               std::to_string(rc)};
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace tagwire::mpi
+
+extern "C" {
+
+int MPI_COMM_NULL_COPY_FN(MPI_Comm, int, void*, void*, void*, int* flag) {
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_COMM_DUP_FN(MPI_Comm, int, void*, void* in, void* out, int* flag) {
+  *static_cast<void**>(out) = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*) {
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
+                           MPI_Comm_delete_attr_function* delete_fn, int* keyval,
+                           void* extra_state) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  *keyval = state().keyvals.add(Keyval{copy_fn, delete_fn, extra_state});
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_free_keyval(int* keyval) {
+  auto k = keyval_of(*keyval);
+  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
+  // Attributes already set under it live on with its callbacks (MPI 6.7.2).
+  (*k)->freed = true;
+  *keyval = MPI_KEYVAL_INVALID;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto k = keyval_of(keyval);
+  TW_MPI_TRY(comm, k.status());
+  CommEntry* entry = find_comm(comm);
+  if (auto it = entry->attributes.find(keyval); it != entry->attributes.end()) {
+    // Replacing a value deletes the old one first.
+    if ((*k)->erase != nullptr) {
+      const int rc = (*k)->erase(comm, keyval, it->second, (*k)->extra_state);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+  }
+  entry->attributes[keyval] = attribute_val;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  if (keyval < kFirstUserKeyval) {
+    if (keyval == MPI_KEYVAL_INVALID) {
+      return report(comm, __func__, {ErrorCode::kInvalidKeyval, "MPI_KEYVAL_INVALID"});
+    }
+    *flag = predefined(keyval, attribute_val) ? 1 : 0;
+    return MPI_SUCCESS;
+  }
+  const CommEntry* entry = find_comm(comm);
+  auto it = entry->attributes.find(keyval);
+  if (it == entry->attributes.end()) {
+    TW_MPI_TRY(comm, keyval_of(keyval).status());
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  *static_cast<void**>(attribute_val) = it->second;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto k = keyval_of(keyval);
+  TW_MPI_TRY(comm, k.status());
+  CommEntry* entry = find_comm(comm);
+  auto it = entry->attributes.find(keyval);
+  if (it == entry->attributes.end()) {
+    return report(comm, __func__,
+                  {ErrorCode::kInvalidKeyval,
+                   "no attribute under key " + std::to_string(keyval) + " on this communicator"});
+  }
+  void* value = it->second;
+  if ((*k)->erase != nullptr) {
+    const int rc = (*k)->erase(comm, keyval, value, (*k)->extra_state);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  entry->attributes.erase(keyval);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

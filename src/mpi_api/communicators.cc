@@ -1,0 +1,160 @@
+// MPI communicators: size, rank, dup, split, create from a group, free,
+// compare, names, and the intercommunicator queries (Tagwire has
+// intracommunicators only: test_inter says so, remote_* refuse).
+#include <string>
+#include <vector>
+
+#include "mpi_api/state.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+
+namespace {
+
+// A new communicator's entry: the parent's error handler, no name, and no
+// attributes until copy_attributes decides.
+MPI_Comm add_comm(engine::Communicator* comm, MPI_Comm parent) {
+  return state().comms.add(CommEntry{comm, find_comm(parent)->errhandler, {}, {}});
+}
+
+Status not_inter(MPI_Comm comm) {
+  return {ErrorCode::kInvalidComm, "communicator " + std::to_string(comm) +
+                                       " is an intracommunicator (Tagwire has no "
+                                       "intercommunicators yet)"};
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  *rank = (*c)->rank();
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int* size) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  *size = (*c)->size();
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  auto dup = state().engine->comm_dup(*c);
+  TW_MPI_TRY(comm, dup.status());
+  const MPI_Comm made = add_comm(*dup, comm);
+  Status copied = copy_attributes(comm, *find_comm(made));
+  if (!copied.is_ok()) {
+    MPI_Comm undo = made;
+    (void)MPI_Comm_free(&undo);
+    return report(comm, __func__, copied);
+  }
+  *newcomm = made;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  auto split = state().engine->comm_split(*c, color, key);
+  TW_MPI_TRY(comm, split.status());
+  *newcomm = *split == nullptr ? MPI_COMM_NULL : add_comm(*split, comm);
+  return MPI_SUCCESS;
+}
+
+// Collective over comm: the members of `group` (a subset of comm) get a
+// communicator ordered as the group; the others get MPI_COMM_NULL.
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  auto members = group_members(group);
+  TW_MPI_TRY(comm, members.status());
+  const auto& parent = (*c)->world_ranks();
+  int key = -1;
+  for (std::size_t i = 0; i < members->size(); ++i) {
+    const int w = (*members)[i];
+    if (std::find(parent.begin(), parent.end(), w) == parent.end()) {
+      return report(comm, __func__,
+                    {ErrorCode::kInvalidGroup, "the group has world rank " + std::to_string(w) +
+                                                   ", which is not in the communicator"});
+    }
+    if (w == state().engine->world_rank()) key = static_cast<int>(i);
+  }
+  auto split = state().engine->comm_split(*c, key < 0 ? MPI_UNDEFINED : 0, key);
+  TW_MPI_TRY(comm, split.status());
+  *newcomm = *split == nullptr ? MPI_COMM_NULL : add_comm(*split, comm);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_free(MPI_Comm* comm) {
+  auto c = comm_of(*comm);
+  TW_MPI_TRY(*comm, c.status());
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
+    return report(*comm, __func__,
+                  {ErrorCode::kInvalidComm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"});
+  }
+  TW_MPI_TRY(*comm, delete_attributes(*comm));
+  TW_MPI_TRY(*comm, state().engine->comm_free(*c));
+  state().comms.remove(*comm);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  auto a = comm_of(comm1);
+  TW_MPI_TRY(comm1, a.status());
+  auto b = comm_of(comm2);
+  TW_MPI_TRY(comm2, b.status());
+  const int members = compare_members((*a)->world_ranks(), (*b)->world_ranks());
+  *result = comm1 == comm2 ? MPI_IDENT : members == MPI_IDENT ? MPI_CONGRUENT : members;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char* name) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  if (name == nullptr) {
+    return report(comm, __func__, {ErrorCode::kInvalidArgument, "a null name"});
+  }
+  std::string text(name);
+  if (text.size() >= MPI_MAX_OBJECT_NAME) text.resize(MPI_MAX_OBJECT_NAME - 1);
+  find_comm(comm)->name = std::move(text);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  const CommEntry* entry = find_comm(comm);
+  std::string text = entry->name;
+  if (text.empty() && comm == MPI_COMM_WORLD) text = "MPI_COMM_WORLD";
+  if (text.empty() && comm == MPI_COMM_SELF) text = "MPI_COMM_SELF";
+  return copy_string(text, name, MPI_MAX_OBJECT_NAME, resultlen);
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_size(MPI_Comm comm, int* /*size*/) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  return report(comm, __func__, not_inter(comm));
+}
+
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* /*group*/) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  return report(comm, __func__, not_inter(comm));
+}
+
+int MPI_Barrier(MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, state().engine->barrier(*c));
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,164 @@
+// MPI_Info: ordered (key, value) string pairs. MPI_INFO_ENV exists and is
+// empty (nothing of the launch is reported through it yet); it cannot be
+// changed or freed.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "mpi_api/state.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+
+namespace {
+
+Result<InfoEntries*> info_of(MPI_Info info, bool writable) {
+  static InfoEntries env;  // MPI_INFO_ENV
+  if (info == MPI_INFO_ENV) {
+    if (writable) return Status(ErrorCode::kInvalidInfo, "MPI_INFO_ENV is read-only");
+    return &env;
+  }
+  InfoEntries* entries = state().infos.find(info);
+  if (entries == nullptr) {
+    return Status(ErrorCode::kInvalidInfo,
+                  "info handle " + std::to_string(info) + " is not a live info object");
+  }
+  return entries;
+}
+
+Result<std::string> key_of(const char* key) {
+  if (key == nullptr) return Status(ErrorCode::kInfoKey, "a null info key");
+  const std::size_t n = std::strlen(key);
+  if (n == 0 || n > MPI_MAX_INFO_KEY) {
+    return Status(ErrorCode::kInfoKey, "info key of " + std::to_string(n) +
+                                           " characters (1 to MPI_MAX_INFO_KEY allowed)");
+  }
+  return std::string(key, n);
+}
+
+InfoEntries::iterator find_key(InfoEntries& entries, const std::string& key) {
+  return std::find_if(entries.begin(), entries.end(),
+                      [&](const auto& e) { return e.first == key; });
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Info_create(MPI_Info* info) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  *info = state().infos.add(InfoEntries{});
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
+  auto entries = info_of(info, true);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  auto k = key_of(key);
+  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
+  if (value == nullptr || std::strlen(value) > MPI_MAX_INFO_VAL) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInfoValue, "info value null or longer than MPI_MAX_INFO_VAL"});
+  }
+  auto it = find_key(**entries, *k);
+  if (it != (*entries)->end()) {
+    it->second = value;
+  } else {
+    (*entries)->emplace_back(*k, value);
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+  auto entries = info_of(info, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  auto k = key_of(key);
+  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
+  auto it = find_key(**entries, *k);
+  *flag = it != (*entries)->end();
+  if (*flag) {
+    // valuelen excludes the terminating null (MPI-3 MPI_Info_get).
+    int length;
+    copy_string(it->second, value, valuelen + 1, &length);
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+  auto entries = info_of(info, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  auto k = key_of(key);
+  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
+  auto it = find_key(**entries, *k);
+  *flag = it != (*entries)->end();
+  if (*flag) *valuelen = static_cast<int>(it->second.size());
+  return MPI_SUCCESS;
+}
+
+// MPI-4: *buflen in is the buffer's size; out, the value's size plus one.
+int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+  auto entries = info_of(info, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  auto k = key_of(key);
+  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
+  auto it = find_key(**entries, *k);
+  *flag = it != (*entries)->end();
+  if (!*flag) return MPI_SUCCESS;
+  if (*buflen > 0 && value != nullptr) {
+    int length;
+    copy_string(it->second, value, *buflen, &length);
+  }
+  *buflen = static_cast<int>(it->second.size()) + 1;
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_delete(MPI_Info info, const char* key) {
+  auto entries = info_of(info, true);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  auto k = key_of(key);
+  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
+  auto it = find_key(**entries, *k);
+  if (it == (*entries)->end()) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInfoNoKey, "info key '" + *k + "' is not set"});
+  }
+  (*entries)->erase(it);
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+  auto entries = info_of(info, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  InfoEntries copy = **entries;
+  *newinfo = state().infos.add(std::move(copy));
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+  auto entries = info_of(info, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  *nkeys = static_cast<int>((*entries)->size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+  auto entries = info_of(info, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, entries.status());
+  if (n < 0 || n >= static_cast<int>((*entries)->size())) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidArgument, "key number " + std::to_string(n) + " of " +
+                                                    std::to_string((*entries)->size())});
+  }
+  int length;
+  copy_string((**entries)[static_cast<std::size_t>(n)].first, key, MPI_MAX_INFO_KEY + 1, &length);
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_free(MPI_Info* info) {
+  TW_MPI_TRY(MPI_COMM_WORLD, info_of(*info, true).status());
+  state().infos.remove(*info);
+  *info = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
