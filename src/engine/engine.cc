@@ -367,14 +367,20 @@ Status Engine::start_send(Request* r) {
     payload = {static_cast<const std::uint8_t*>(r->buffer), r->bytes};
     ++counters_.eager_sent;
   } else {
-    auto reg = transport_->register_memory(r->buffer, r->bytes, transport::RemoteAccess::kRead);
-    if (!reg) return reg.status().with_context("registering a rendezvous buffer");
-    r->registration = std::move(reg).value();
+    // From MPI_Alloc_mem memory the region's registration serves; any
+    // other buffer is registered for this message only.
+    const transport::Registration* key = pinned_for(r->buffer, r->bytes);
+    if (key == nullptr) {
+      auto reg = transport_->register_memory(r->buffer, r->bytes, transport::RemoteAccess::kRead);
+      if (!reg) return reg.status().with_context("registering a rendezvous buffer");
+      r->registration = std::move(reg).value();
+      key = r->registration.get();
+    }
     h.type = MessageType::kRts;
     h.remote_address = reinterpret_cast<std::uint64_t>(r->buffer);
     if (r->mode == SendMode::kSynchronous) h.flags = kFlagSync;
     r->awaiting_remote = true;  // FIN
-    payload = r->registration->packed_key();
+    payload = key->packed_key();
     ++counters_.rendezvous_sent;
   }
   r->header = encode(h);

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -153,6 +154,12 @@ class Engine final : public transport::Receiver {
 
   // Buffered sends.
   Status buffer_attach(void* buffer, std::size_t bytes);
+  // MPI_Alloc_mem: memory registered with the transport for remote READ
+  // once, for its lifetime, so rendezvous sends from it register nothing
+  // per message. It stays readable by peers that hold its key until
+  // free_registered (the price of skipping per-message registration).
+  Result<void*> alloc_registered(std::size_t bytes);
+  Status free_registered(void* memory);
   // Waits for pending buffered sends, then hands the buffer back.
   Result<std::pair<void*, std::size_t>> buffer_detach();
   static constexpr std::size_t kBsendOverhead = 64;
@@ -271,7 +278,16 @@ class Engine final : public transport::Receiver {
   EngineCounters counters_;
   bool finalized_ = false;
   std::size_t address_bytes_ = 0;
-  std::set<int> dead_ranks_;  // world ranks the launcher reported dead
+  std::set<int> dead_ranks_;
+  // alloc_registered regions by start address: length and registration.
+  struct Pinned {
+    std::size_t length;
+    std::unique_ptr<transport::Registration> registration;
+  };
+  std::map<std::uintptr_t, Pinned> pinned_;
+  // The registration of a pinned region holding [address, address+bytes).
+  const transport::Registration* pinned_for(
+      const void* address, std::size_t bytes) const;  // world ranks the launcher reported dead
   unsigned failure_poll_ticks_ = 0;
   std::chrono::steady_clock::time_point last_failure_poll_{};
 

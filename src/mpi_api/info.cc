@@ -1,6 +1,6 @@
 // MPI_Info: ordered (key, value) string pairs. MPI_INFO_ENV exists and is
 // empty (nothing of the launch is reported through it yet); it cannot be
-// changed or freed.
+// changed or freed. Also MPI_Alloc_mem, the one call here that takes info.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -151,6 +151,25 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
   }
   int length;
   copy_string((**entries)[static_cast<std::size_t>(n)].first, key, MPI_MAX_INFO_KEY + 1, &length);
+  return MPI_SUCCESS;
+}
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  if (info != MPI_INFO_NULL) TW_MPI_TRY(MPI_COMM_WORLD, info_of(info, false).status());
+  if (size < 0) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidArgument, "negative size " + std::to_string(size)});
+  }
+  auto memory = state().engine->alloc_registered(static_cast<std::size_t>(size));
+  TW_MPI_TRY(MPI_COMM_WORLD, memory.status());
+  *static_cast<void**>(baseptr) = *memory;
+  return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void* base) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  TW_MPI_TRY(MPI_COMM_WORLD, state().engine->free_registered(base));
   return MPI_SUCCESS;
 }
 

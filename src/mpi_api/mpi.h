@@ -242,6 +242,11 @@ int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val);
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 int MPI_Comm_delete_attr(MPI_Comm comm, int keyval);
 
+/* Memory registered with the transport: rendezvous sends from it skip
+ * per-message registration. Info hints are accepted (none changes it). */
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
+int MPI_Free_mem(void* base);
+
 /* Info */
 int MPI_Info_create(MPI_Info* info);
 int MPI_Info_set(MPI_Info info, const char* key, const char* value);

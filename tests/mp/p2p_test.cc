@@ -440,6 +440,29 @@ TEST(Completion, WaitAnyAndTestSomeReportEachRequestOnce) {
   barrier();
 }
 
+// MPI_Alloc_mem memory: registered once, so a rendezvous send from it
+// opens no window of its own (and the data still arrives whole).
+TEST(RegisteredMemory, RendezvousFromItRegistersNothingPerMessage) {
+  const std::size_t bytes = threshold() * 4;
+  auto* out = static_cast<std::uint8_t*>(take(E().alloc_registered(bytes)));
+  ASSERT_NE(out, nullptr);
+  auto pattern = make_payload(bytes, 91);
+  std::copy(pattern.begin(), pattern.end(), out);
+  const auto with_region = E().transport_counters().registrations;
+  std::vector<std::uint8_t> in(bytes);
+  Request* r = take(E().irecv(in.data(), bytes, left(), 93, W()));
+  Request* s = take(E().isend(out, bytes, right(), 93, W()));
+  EXPECT_EQ(E().transport_counters().registrations, with_region)
+      << "the send registered its buffer although it lies in registered memory";
+  ASSERT_OK(E().wait(s, nullptr));
+  ASSERT_OK(E().wait(r, nullptr));
+  EXPECT_EQ(first_mismatch(in.data(), bytes, 91), std::string::npos);
+  barrier();  // every peer has read from it before it goes
+  ASSERT_OK(E().free_registered(out));
+  EXPECT_EQ(E().transport_counters().registrations, with_region - 1);
+  EXPECT_FALSE(E().free_registered(out).is_ok()) << "freed twice";
+}
+
 TEST(Resources, NothingLeftBehind) {
   barrier();
   EXPECT_EQ(E().counters().live_requests, 0u);

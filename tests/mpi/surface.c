@@ -259,6 +259,39 @@ static void info(void) {
   CHECK(tw_class(MPI_Info_get_nkeys(copy, &n)) == MPI_ERR_INFO);
 }
 
+/* ------------------------------------------------------- Alloc_mem */
+
+static void alloc_mem(void) {
+  MPI_Info hints;
+  MPI_Info_create(&hints);
+  MPI_Info_set(hints, "alloc_shared_noncontig", "true"); /* accepted, not needed */
+  const int n = 1 << 18;                                 /* 1 MiB of ints: rendezvous */
+  int* out = NULL;
+  int* in = NULL;
+  CHECK(MPI_Alloc_mem((MPI_Aint)n * (MPI_Aint)sizeof(int), hints, &out) == MPI_SUCCESS);
+  CHECK(MPI_Alloc_mem((MPI_Aint)n * (MPI_Aint)sizeof(int), MPI_INFO_NULL, &in) == MPI_SUCCESS);
+  CHECK(out != NULL && in != NULL && ((uintptr_t)out % 4096) == 0);
+  for (int k = 0; k < n; ++k) out[k] = k ^ rank;
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  /* Twice from the same memory, and from a slice inside it. */
+  for (int round = 0; round < 2; ++round) {
+    MPI_Sendrecv(out, n, MPI_INT, right, 11, in, n, MPI_INT, left, 11, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    int bad = 0;
+    for (int k = 0; k < n; ++k) bad += in[k] != (k ^ left);
+    CHECK(bad == 0);
+  }
+  MPI_Sendrecv(out + 1000, n / 2, MPI_INT, right, 12, in, n / 2, MPI_INT, left, 12, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  CHECK(in[0] == (1000 ^ left) && in[n / 2 - 1] == ((1000 + n / 2 - 1) ^ left));
+  CHECK(MPI_Free_mem(out) == MPI_SUCCESS);
+  CHECK(MPI_Free_mem(in) == MPI_SUCCESS);
+  CHECK(tw_class(MPI_Free_mem(in)) == MPI_ERR_ARG); /* freed already */
+  void* never = NULL;
+  CHECK(tw_class(MPI_Alloc_mem(-1, MPI_INFO_NULL, &never)) == MPI_ERR_ARG);
+  MPI_Info_free(&hints);
+}
+
 /* ------------------------------------------------- handle conversion */
 
 static void conversion(void) {
@@ -298,7 +331,8 @@ int main(int argc, char** argv) {
   attributes();
   info();
   conversion();
-  int failures = tw_finish("mpi groups_attrs");
+  alloc_mem();
+  int failures = tw_finish("mpi surface");
   if (!self_deleted) {
     fprintf(stderr, "[rank %d] MPI_COMM_SELF's attribute was not deleted at MPI_Finalize\n", rank);
     failures = 1;
