@@ -2,6 +2,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -210,7 +211,12 @@ class UcxTransportImpl final : public transport::Transport {
     return wait_requests(closing);
   }
 
-  transport::TransportCounters counters() const override { return counters_; }
+  transport::TransportCounters counters() const override {
+    transport::TransportCounters c = counters_;
+    c.open_connections = static_cast<std::uint64_t>(
+        std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return p.ep != nullptr; }));
+    return c;
+  }
 
  private:
   struct Peer {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -336,7 +337,12 @@ class VerbsTransport final : public transport::Transport {
     return Status::ok();
   }
 
-  transport::TransportCounters counters() const override { return counters_; }
+  transport::TransportCounters counters() const override {
+    transport::TransportCounters c = counters_;
+    c.open_connections = static_cast<std::uint64_t>(
+        std::count_if(qps_.begin(), qps_.end(), [](const auto& qp) { return qp != nullptr; }));
+    return c;
+  }
 
   ~VerbsTransport() override {
     qps_.clear();  // before the CQ, the MRs and the PD they use

@@ -54,6 +54,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "finalize failed: %s\n", s.to_string().c_str());
     rc = 1;
   }
+  // Nothing may outlive finalize: every endpoint / QP closed, every
+  // registration (rendezvous window, registered memory) gone.
+  const auto left = tagwire::engine::g_engine->transport_counters();
+  if (left.open_connections != 0 || left.registrations != 0) {
+    std::fprintf(stderr, "after finalize: %llu connections and %llu registrations still open\n",
+                 static_cast<unsigned long long>(left.open_connections),
+                 static_cast<unsigned long long>(left.registrations));
+    rc = 1;
+  }
   engine->reset();
   return rc;
 }
