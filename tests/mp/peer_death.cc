@@ -93,12 +93,21 @@ int main() {
   }
   // Everything above is on its way before the victim stops.
   expect(e.barrier(w).is_ok(), "barrier before the kill");
-  if (g_rank == 0) expect(e.cancel(cancelled_send).is_ok(), "cancel call");
+  // The victim says it has stopped calling the library before rank 0
+  // cancels: a cancel that reached a victim still progressing (in the
+  // barrier's last round) would be answered, legitimately, and the test
+  // would see a cancelled send instead of a cancel in flight.
+  int word = 0;
   if (g_rank == 2) {
+    expect(e.send(&word, sizeof(word), 0, 77, w).is_ok(), "victim's last word");
     // Busy elsewhere (no library call), then killed: the cancel request
     // and the rendezvous stay unanswered.
     usleep(300 * 1000);
     raise(SIGKILL);
+  }
+  if (g_rank == 0) {
+    expect(e.recv(&word, sizeof(word), 2, 77, w, nullptr).is_ok(), "the victim's last word");
+    expect(e.cancel(cancelled_send).is_ok(), "cancel call");
   }
 
   // A generous bound: the launcher's notice is polled every 10 ms.
