@@ -83,6 +83,27 @@ std::vector<int> members_except(const std::vector<int>& group, const std::vector
   return out;
 }
 
+// group1's members that are (or are not) in group2, in group1's order.
+std::vector<int> members_where(const std::vector<int>& a, const std::vector<int>& b, bool in_b) {
+  std::vector<int> out;
+  for (int w : a) {
+    if (contains(b, w) == in_b) out.push_back(w);
+  }
+  return out;
+}
+
+// The two-group operations: look both up, combine, hand out the result.
+template <typename Combine>
+int set_operation(const char* function, MPI_Group group1, MPI_Group group2, MPI_Group* newgroup,
+                  Combine combine) {
+  auto a = group_of(group1);
+  if (!a) return report(MPI_COMM_WORLD, function, a.status());
+  auto b = group_of(group2);
+  if (!b) return report(MPI_COMM_WORLD, function, b.status());
+  *newgroup = make_group(combine(**a, **b));
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -145,43 +166,24 @@ int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* new
 
 // Union: group1's members in order, then group2's that group1 lacks.
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  auto a = group_of(group1);
-  TW_MPI_TRY(MPI_COMM_WORLD, a.status());
-  auto b = group_of(group2);
-  TW_MPI_TRY(MPI_COMM_WORLD, b.status());
-  std::vector<int> out = **a;
-  for (int w : **b) {
-    if (!contains(**a, w)) out.push_back(w);
-  }
-  *newgroup = make_group(std::move(out));
-  return MPI_SUCCESS;
+  return set_operation(__func__, group1, group2, newgroup, [](const auto& a, const auto& b) {
+    std::vector<int> out = a;
+    for (int w : b) {
+      if (!contains(a, w)) out.push_back(w);
+    }
+    return out;
+  });
 }
 
 // Intersection and difference keep group1's order.
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  auto a = group_of(group1);
-  TW_MPI_TRY(MPI_COMM_WORLD, a.status());
-  auto b = group_of(group2);
-  TW_MPI_TRY(MPI_COMM_WORLD, b.status());
-  std::vector<int> out;
-  for (int w : **a) {
-    if (contains(**b, w)) out.push_back(w);
-  }
-  *newgroup = make_group(std::move(out));
-  return MPI_SUCCESS;
+  return set_operation(__func__, group1, group2, newgroup,
+                       [](const auto& a, const auto& b) { return members_where(a, b, true); });
 }
 
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
-  auto a = group_of(group1);
-  TW_MPI_TRY(MPI_COMM_WORLD, a.status());
-  auto b = group_of(group2);
-  TW_MPI_TRY(MPI_COMM_WORLD, b.status());
-  std::vector<int> out;
-  for (int w : **a) {
-    if (!contains(**b, w)) out.push_back(w);
-  }
-  *newgroup = make_group(std::move(out));
-  return MPI_SUCCESS;
+  return set_operation(__func__, group1, group2, newgroup,
+                       [](const auto& a, const auto& b) { return members_where(a, b, false); });
 }
 
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
