@@ -119,7 +119,14 @@ TEST(Soak, MillionMixedMessagesKeepMemoryFlat) {
       "after warm-up, %.1f MiB at the end\n",
       me(), batches * kBatch, static_cast<unsigned long long>(cancelled),
       static_cast<unsigned long long>(probes_delivered), rss_warm, rss_end);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's quarantine keeps freed memory resident (up to 256 MiB) by
+  // design: the RSS bound means nothing here; LeakSanitizer judges leaks
+  // in this build, and the normal build holds the bound.
+  std::printf("soak rank %d: RSS bound not applied under AddressSanitizer (quarantine)\n", me());
+#else
   EXPECT_LT(rss_end - rss_warm, 16.0) << "memory grew over the soak";
+#endif
   if (me() == 0) {
     EXPECT_GT(cancelled + probes_delivered, 0u);
   }
