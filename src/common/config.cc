@@ -69,6 +69,8 @@ constexpr EnumName<TransportChoice> kTransportNames[] = {{"auto", TransportChoic
 constexpr EnumName<TagMatchingChoice> kTagMatchingNames[] = {{"auto", TagMatchingChoice::kAuto},
                                                              {"on", TagMatchingChoice::kOn},
                                                              {"off", TagMatchingChoice::kOff}};
+constexpr EnumName<CancelMode> kCancelModeNames[] = {{"agent", CancelMode::kAgent},
+                                                     {"onesided", CancelMode::kOneSided}};
 constexpr EnumName<log::Level> kLevelNames[] = {{"error", log::Level::kError},
                                                 {"warn", log::Level::kWarn},
                                                 {"info", log::Level::kInfo},
@@ -116,6 +118,10 @@ const Setting kSettings[] = {
     {"TAGWIRE_CANCEL_AGENT",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.cancel_agent, parse_bool(n, t));
+     }},
+    {"TAGWIRE_CANCEL_MODE",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.cancel_mode, parse_enum(n, t, kCancelModeNames));
      }},
     {"TAGWIRE_DEVICE",
      [](Config& c, std::string_view n, std::string_view t) {

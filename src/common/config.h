@@ -20,6 +20,10 @@ namespace tagwire {
 
 enum class TransportChoice { kAuto, kUcx, kVerbs };
 enum class TagMatchingChoice { kAuto, kOn, kOff };
+// Who decides a send cancel: the receiver's agent on a CANCEL_REQUEST, or
+// the sender alone with a remote compare-and-swap on the message's slot
+// descriptor (DESIGN §4, engine/slot_descriptor.h). Every rank must agree.
+enum class CancelMode { kAgent, kOneSided };
 
 struct Config {
   // Largest message sent eagerly; larger ones use rendezvous.
@@ -35,6 +39,7 @@ struct Config {
   // library, so that a peer's send cancel is answered even when this rank
   // computes or sleeps (MPI_Cancel must be local).
   bool cancel_agent = true;
+  CancelMode cancel_mode = CancelMode::kAgent;
   // RDMA device name ("mlx5_0", "rxe0"); empty picks the nearest one.
   std::string device;
   // How long an operation with a silent peer may wait before it fails.

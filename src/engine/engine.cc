@@ -92,9 +92,18 @@ Status Engine::start_up() {
 
   // Each rank publishes its eager threshold with its address: ranks that
   // disagree would drop each other's messages, so refuse to start instead.
-  std::vector<std::uint8_t> mine(sizeof(std::uint64_t));
+  // So does the cancel mode: a one-sided sender needs the receiver's slot
+  // descriptors, published here, and a receiver that claims them.
+  std::vector<std::uint8_t> mine(2 * sizeof(std::uint64_t));
   std::uint64_t threshold = config_.eager_threshold;
+  const std::uint64_t mode = config_.cancel_mode == CancelMode::kOneSided ? 1 : 0;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
+  std::memcpy(mine.data() + sizeof(threshold), &mode, sizeof(mode));
+  one_sided_ = mode == 1;
+  if (one_sided_) {
+    TAGWIRE_RETURN_IF_ERROR(publish_slot_table(&mine));
+    remote_slots_.resize(static_cast<std::size_t>(size));
+  }
   auto address = transport_->address();
   address_bytes_ = address.size();
   mine.insert(mine.end(), address.begin(), address.end());
@@ -104,16 +113,25 @@ Status Engine::start_up() {
   for (int r = 0; r < size; ++r) {
     auto& entry = (*all)[static_cast<std::size_t>(r)];
     std::uint64_t theirs = 0;
-    if (entry.size() < sizeof(theirs)) {
+    std::uint64_t their_mode = 0;
+    if (entry.size() < sizeof(theirs) + sizeof(their_mode)) {
       return Status(ErrorCode::kProtocol, "malformed address from rank " + std::to_string(r));
     }
     std::memcpy(&theirs, entry.data(), sizeof(theirs));
+    std::memcpy(&their_mode, entry.data() + sizeof(theirs), sizeof(their_mode));
     if (theirs != threshold) {
       return Status(ErrorCode::kConfig,
                     "TAGWIRE_EAGER_THRESHOLD differs between ranks (" + std::to_string(threshold) +
                         " here, " + std::to_string(theirs) + " at rank " + std::to_string(r) + ")");
     }
-    addresses.emplace_back(entry.begin() + sizeof(theirs), entry.end());
+    if (their_mode != mode) {
+      return Status(ErrorCode::kConfig, "TAGWIRE_CANCEL_MODE differs between ranks (rank " +
+                                            std::to_string(r) + " has the other one)");
+    }
+    std::span<const std::uint8_t> rest(entry);
+    rest = rest.subspan(sizeof(theirs) + sizeof(their_mode));
+    if (one_sided_) TAGWIRE_RETURN_IF_ERROR(take_slot_table(r, &rest));
+    addresses.emplace_back(rest.begin(), rest.end());
   }
   TAGWIRE_RETURN_IF_ERROR(transport_->set_peer_addresses(std::move(addresses)));
   transport_->set_receiver(this);
@@ -125,7 +143,8 @@ Status Engine::start_up() {
 
   TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
-                            << config_.eager_threshold << " B)");
+                            << config_.eager_threshold << " B, "
+                            << (one_sided_ ? "one-sided" : "agent") << " send cancel)");
   const HelperMode helper = config_.progress_thread ? HelperMode::kProgress
                             : config_.cancel_agent  ? HelperMode::kAgent
                                                     : HelperMode::kNone;
@@ -158,6 +177,8 @@ Status Engine::finalize() {
   // it: wait for everyone, serving the transport meanwhile.
   s = bootstrap_->barrier_with_progress([this] { transport_->progress(); });
   if (result.is_ok()) result = s;
+  // Nobody can CAS or read our slot descriptors any more.
+  slot_registration_.reset();
   return result;
 }
 
@@ -311,7 +332,7 @@ bool Engine::begin_operation(Request* r) {
   return true;
 }
 
-Status Engine::start_send(Request* r) {
+Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (begin_operation(r)) return Status::ok();
   if (r->mode == SendMode::kBuffered) {
     // Copy into the attached buffer, send from the copy on an internal
@@ -334,7 +355,7 @@ Status Engine::start_send(Request* r) {
     // Named before it starts: an eager internal send may finish, and be
     // released, inside start_send.
     r->bsend_wire_id = internal->id;
-    Status s = start_send(internal);
+    Status s = start_send(internal, &r->slot);
     if (!s.is_ok()) {
       bsend_release(copy);
       internal->bsend_copy = nullptr;
@@ -383,6 +404,12 @@ Status Engine::start_send(Request* r) {
     payload = key->packed_key();
     ++counters_.rendezvous_sent;
   }
+  r->slot = assign_slot(world_dest);
+  if (r->slot) {
+    h.slot = static_cast<std::uint8_t>(r->slot->index + 1);
+    h.slot_expected = static_cast<std::uint32_t>(r->slot->expected);
+  }
+  if (slot_out != nullptr) *slot_out = r->slot;
   r->header = encode(h);
   auto issued = transport_->send(world_dest, r->header, payload, {&Engine::on_send_done, r});
   if (!issued) {
@@ -428,6 +455,7 @@ Status Engine::start_receive(Request* r) {
   Communicator* comm = r->comm;
   matching::ReceivePattern pattern{r->collective ? comm->collective_context() : comm->p2p_context(),
                                    r->peer, r->tag};
+  settle_unexpected(pattern, true);  // one-sided cancel: claim before taking
   auto posted = matcher_.post_receive(pattern, r->id);
   if (posted.matched) {
     auto it = unexpected_.find(posted.message.cookie);
@@ -483,7 +511,7 @@ void Engine::deliver(Request* r, PendingMessage& message,
   // Rendezvous: read straight into the user's buffer, outside callbacks.
   r->rendezvous = std::make_unique<PendingMessage>(std::move(message));
   ++r->local_pending;
-  deferred_.push_back(Deferred{Deferred::Kind::kRead, 0, MessageType::kFin, 0, 0, r});
+  deferred_.push_back(Deferred{Deferred::Kind::kRead, 0, MessageType::kFin, 0, 0, r, {}});
 }
 
 void Engine::issue_rendezvous_read(Request* r) {
@@ -515,7 +543,7 @@ void Engine::on_read_done(void* ctx, const Status& s) {
 void Engine::send_control(int world_peer, MessageType type, std::uint64_t request_id,
                           std::uint8_t flags) {
   deferred_.push_back(
-      Deferred{Deferred::Kind::kControl, world_peer, type, request_id, flags, nullptr});
+      Deferred{Deferred::Kind::kControl, world_peer, type, request_id, flags, nullptr, {}});
 }
 
 void Engine::run_deferred() {
@@ -528,6 +556,13 @@ void Engine::run_deferred() {
         continue;
       }
       if (is_dead(d.peer)) continue;  // a FIN or answer nobody will read
+      if (d.kind == Deferred::Kind::kHeader) {
+        Status s = send_header(d.peer, d.header);
+        if (!s.is_ok()) {
+          TW_WARN("engine", "control message to rank " << d.peer << " failed: " << s.to_string());
+        }
+        continue;
+      }
       Header h;
       h.type = d.type;
       h.flags = d.flags;
@@ -579,8 +614,21 @@ void Engine::on_message(std::span<const std::uint8_t> header,
 void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload) {
   matching::IncomingMessage incoming{
       {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
-  auto arrival = matcher_.arrive(incoming);
   PendingMessage message;
+  if (one_sided_) {
+    message.origin = h.origin;
+    message.slot = h.slot;
+    message.slot_expected = h.slot_expected;
+    // Cancelled by its sender already, or about to match a receive that
+    // must first win the slot descriptor: a message lost either way is
+    // dropped here and never seen by a receive or a probe.
+    if (cancelled_by_sender(message) ||
+        (message.slot != 0 && matcher_.would_match(incoming.envelope) && !claim(message))) {
+      ++counters_.messages_cancelled;
+      return;
+    }
+  }
+  auto arrival = matcher_.arrive(incoming);
   message.type = h.type;
   message.origin = h.origin;
   message.source = h.source;
@@ -765,9 +813,11 @@ Result<bool> Engine::iprobe(int source, int tag, Communicator* comm, MessageStat
   }
   std::lock_guard lock(mutex_);
   matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
+  settle_unexpected(pattern, false);  // a probe never shows a cancelled send
   auto found = matcher_.probe(pattern);
   if (!found) {
     progress_locked();
+    settle_unexpected(pattern, false);
     found = matcher_.probe(pattern);
   }
   if (!found) return false;
@@ -803,9 +853,11 @@ Result<std::unique_ptr<Message>> Engine::improbe(int source, int tag, Communicat
   }
   std::lock_guard lock(mutex_);
   matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
+  settle_unexpected(pattern, true);  // mprobe takes the message: claim it first
   auto found = matcher_.mprobe(pattern);
   if (!found) {
     progress_locked();
+    settle_unexpected(pattern, true);
     found = matcher_.mprobe(pattern);
   }
   if (!found) return std::unique_ptr<Message>();

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <thread>
@@ -42,6 +43,7 @@
 #include "engine/communicator.h"
 #include "engine/engine_lock.h"
 #include "engine/request.h"
+#include "engine/slot_descriptor.h"
 #include "engine/wire.h"
 #include "matching/matcher.h"
 #include "transport/transport.h"
@@ -72,6 +74,15 @@ struct EngineCounters {
   std::uint64_t messages_cancelled = 0;
   std::uint64_t cancels_refused = 0;
   std::uint64_t peers_failed = 0;  // ranks reported dead
+  // One-sided cancel (TAGWIRE_CANCEL_MODE=onesided): sends that went with
+  // a slot descriptor or without one (all slots towards the receiver
+  // busy), cancels decided by the sender's remote CAS, read-backs of
+  // settled slots, and claims made by this receiver's matcher.
+  std::uint64_t slotted_sends = 0;
+  std::uint64_t unslotted_sends = 0;
+  std::uint64_t one_sided_cancels = 0;
+  std::uint64_t slot_read_backs = 0;
+  std::uint64_t slot_claims = 0;
 };
 
 class Engine final : public transport::Receiver {
@@ -214,7 +225,9 @@ class Engine final : public transport::Receiver {
   // Marks a new operation under way; true if it is already finished (PROC_NULL).
   bool begin_operation(Request* r);
   void release_request(Request* r);
-  Status start_send(Request* r);
+  // `slot_out`: where to note the slot descriptor the message took (a
+  // buffered send's user request, for its internal send).
+  Status start_send(Request* r, std::optional<SlotTicket>* slot_out = nullptr);
   Status start_receive(Request* r);
   void complete_null(Request* r);
   void maybe_complete(Request* r);
@@ -225,6 +238,26 @@ class Engine final : public transport::Receiver {
                     std::uint8_t flags = 0);
   Status send_header(int world_peer, const Header& h);
   Status cancel_send(Request* r);
+  // A send the receiver (or our CAS) cancelled: it completes as cancelled.
+  void complete_cancelled_send(Request* r);
+  // One-sided cancel (slot_arbitration.cc).
+  Status publish_slot_table(std::vector<std::uint8_t>* out);
+  Status take_slot_table(int rank, std::span<const std::uint8_t>* entry);
+  std::optional<SlotTicket> assign_slot(int world_dest);
+  void read_back_slots(int world_dest);
+  std::uint64_t* slot_word(const PendingMessage& m);
+  bool claim(const PendingMessage& m);
+  bool cancelled_by_sender(const PendingMessage& m);
+  // Drops unexpected messages at the head of what `pattern` would take
+  // that their senders cancelled; with `claim_head`, claims the one left.
+  void settle_unexpected(const matching::ReceivePattern& pattern, bool claim_head);
+  void drop_cancelled(const matching::IncomingMessage& m);
+  Status cancel_by_slot(Request* r);
+  struct SlotCancel;
+  void on_slot_cancel_done(SlotCancel& op, const Status& s);
+  static void slot_cancel_done(void* ctx, const Status& s);
+  static void slot_read_done(void* ctx, const Status& s);
+  void on_cancel_notice(const Header& h);
   void on_cancel_request(const Header& h);
   void on_cancel_reply(const Header& h);
   void on_remote_answer(const Header& h);
@@ -263,14 +296,31 @@ class Engine final : public transport::Receiver {
   std::uint64_t next_send_id_ = 0;
   // Work that must not run inside a transport callback.
   struct Deferred {
-    enum class Kind { kControl, kRead } kind;
+    enum class Kind { kControl, kRead, kHeader } kind;
     int peer = 0;
     MessageType type = MessageType::kFin;
     std::uint64_t request_id = 0;
     std::uint8_t flags = 0;
     Request* request = nullptr;
+    Header header{};  // kHeader: sent as it is
   };
   std::vector<Deferred> deferred_;
+  // One-sided cancel: this rank's slot descriptors (kSlotsPerPeer words
+  // per sender, registered for remote atomics) and, per receiver, where
+  // our part of its table lies and which of our slots there are settled.
+  bool one_sided_ = false;
+  std::vector<std::uint64_t> slot_table_;
+  std::unique_ptr<transport::Registration> slot_registration_;
+  struct RemoteSlots {
+    Engine* engine = nullptr;
+    int rank = 0;
+    std::uint64_t address = 0;  // our kSlotsPerPeer words in its table
+    std::vector<std::uint8_t> key;
+    SenderSlots slots;
+    std::vector<std::uint64_t> read_back;
+    bool reading = false;
+  };
+  std::vector<RemoteSlots> remote_slots_;  // by world rank
   // Buffered sends: the attached buffer and its in-use blocks.
   std::uint8_t* bsend_buffer_ = nullptr;
   std::size_t bsend_size_ = 0;

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/status.h"
+#include "engine/slot_descriptor.h"
 #include "engine/wire.h"
 #include "matching/envelope.h"
 #include "transport/transport.h"
@@ -57,6 +59,10 @@ struct PendingMessage {
   std::uint64_t length = 0;
   std::uint64_t remote_address = 0;  // RTS
   std::vector<std::uint8_t> data;    // eager payload, or RTS remote key
+  // One-sided cancel: the message's slot at this receiver, plus one (0:
+  // none), and the descriptor word it expects there (wire.h).
+  std::uint8_t slot = 0;
+  std::uint32_t slot_expected = 0;
 };
 
 enum class RequestKind { kSend, kReceive };
@@ -95,6 +101,10 @@ struct Request {
   // request, so that cancelling the user's request names the message).
   std::uint8_t* bsend_copy = nullptr;
   std::uint64_t bsend_wire_id = 0;
+  // One-sided cancel: the slot descriptor the message in flight claimed at
+  // its receiver (a buffered send's user request carries its internal
+  // send's), so that MPI_Cancel can CAS it.
+  std::optional<SlotTicket> slot;
   class Engine* engine = nullptr;
 };
 

@@ -43,6 +43,9 @@ Status Engine::cancel_send(Request* r) {
       r->status.cancelled) {
     return Status::ok();
   }
+  // One-sided mode: the message holds a slot descriptor at the receiver,
+  // and our CAS on it decides (slot_arbitration.cc).
+  if (r->slot) return cancel_by_slot(r);
   // The message on the wire: a buffered send's travels on its internal
   // request; every other send's on the request itself.
   const std::uint64_t wire_id = r->mode == SendMode::kBuffered ? r->bsend_wire_id : r->id;
@@ -63,10 +66,26 @@ Status Engine::cancel_send(Request* r) {
 }
 
 void Engine::on_cancel_request(const Header& h) {
+  if ((h.flags & kFlagCancelled) != 0) {
+    on_cancel_notice(h);  // one-sided: decided already, purge the message
+    return;
+  }
   auto taken = matcher_.cancel_unexpected(h.context, h.source, h.request_id);
   std::uint8_t flags = 0;
   if (taken) {
-    unexpected_.erase(taken->cookie);  // its data, or the sender's rkey: never read
+    auto it = unexpected_.find(taken->cookie);
+    // A message that holds a slot descriptor is arbitrated on it even
+    // here, so that no path decides without the word (an unexpected
+    // message is not claimed yet: the CAS succeeds).
+    if (one_sided_ && it->second->slot != 0) {
+      const PendingMessage& m = *it->second;
+      auto old = transport_->local_compare_and_swap(
+          *slot_registration_, slot_word(m), m.slot_expected, SlotWord::cancelled(m.slot_expected));
+      if (!old || (*old != m.slot_expected && *old != SlotWord::cancelled(m.slot_expected))) {
+        TW_ERROR("engine", "an unexpected message's slot descriptor was already claimed");
+      }
+    }
+    unexpected_.erase(it);  // its data, or the sender's rkey: never read
     ++counters_.messages_cancelled;
     flags = kFlagCancelled;
   } else {
@@ -86,21 +105,27 @@ void Engine::on_cancel_reply(const Header& h) {
   r->cancel_pending = false;
   if ((h.flags & kFlagCancelled) != 0) {
     ++counters_.sends_cancelled;
-    // No FIN or SYNC_ACK will come, and nobody will read the buffer.
-    r->awaiting_remote = false;
-    r->registration.reset();
-    const int source = r->status.source;
-    r->status = MessageStatus{};
-    r->status.source = source;
-    r->status.cancelled = true;
-    if (r->mode == SendMode::kBuffered) {
-      // The internal send still holds attached-buffer space while it waits
-      // for a FIN (rendezvous); free it now. An eager one is gone already.
-      if (Request* internal = requests_.find(r->bsend_wire_id)) {
-        internal->awaiting_remote = false;
-        internal->registration.reset();
-        maybe_complete(internal);
-      }
+    complete_cancelled_send(r);
+    return;
+  }
+  maybe_complete(r);
+}
+
+void Engine::complete_cancelled_send(Request* r) {
+  // No FIN or SYNC_ACK will come, and nobody will read the buffer.
+  r->awaiting_remote = false;
+  r->registration.reset();
+  const int source = r->status.source;
+  r->status = MessageStatus{};
+  r->status.source = source;
+  r->status.cancelled = true;
+  if (r->mode == SendMode::kBuffered) {
+    // The internal send still holds attached-buffer space while it waits
+    // for a FIN (rendezvous); free it now. An eager one is gone already.
+    if (Request* internal = requests_.find(r->bsend_wire_id)) {
+      internal->awaiting_remote = false;
+      internal->registration.reset();
+      maybe_complete(internal);
     }
   }
   maybe_complete(r);

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "engine/slot_descriptor.h"
+
 namespace tagwire::engine {
 
 namespace {
@@ -17,10 +19,10 @@ std::uint8_t allowed_flags(MessageType type) {
     case MessageType::kRts:
       return kFlagSync;
     case MessageType::kCancelReply:
+    case MessageType::kCancelRequest:
       return kFlagCancelled;
     case MessageType::kFin:
     case MessageType::kSyncAck:
-    case MessageType::kCancelRequest:
       return 0;
   }
   return 0;
@@ -62,6 +64,19 @@ Result<Header> decode(std::span<const std::uint8_t> bytes, std::span<const std::
   }
   if (carries_envelope(h.type) && (h.source < 0 || h.tag < 0)) {
     return bad("negative source or tag in a message envelope");
+  }
+  if (h.slot != 0) {
+    if (!carries_envelope(h.type) || h.slot > kSlotsPerPeer) {
+      return bad("slot " + std::to_string(h.slot) + " not valid for type " + std::to_string(type));
+    }
+    if (!SlotWord::valid(h.slot_expected)) {
+      return bad("slot word " + std::to_string(h.slot_expected) + " is not a descriptor");
+    }
+  } else if (h.slot_expected != 0) {
+    return bad("slot word without a slot");
+  }
+  if (h.type == MessageType::kCancelRequest && (h.flags & kFlagCancelled) != 0 && h.slot == 0) {
+    return bad("cancel notice that names no slot");
   }
   switch (h.type) {
     case MessageType::kEager:

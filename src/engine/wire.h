@@ -29,7 +29,9 @@ enum class MessageType : std::uint8_t {
 
 enum HeaderFlags : std::uint8_t {
   kFlagSync = 1,       // EAGER/RTS: the sender waits for the match (Ssend)
-  kFlagCancelled = 2,  // CANCEL_REPLY: yes, the message was cancelled
+  kFlagCancelled = 2,  // CANCEL_REPLY: yes, the message was cancelled;
+                       // CANCEL_REQUEST: a notice that the sender's CAS
+                       // cancelled it (one-sided): purge it, no reply
 };
 
 struct Header {
@@ -37,12 +39,15 @@ struct Header {
   std::uint8_t version = kWireVersion;
   MessageType type = MessageType::kEager;
   std::uint8_t flags = 0;
-  std::uint8_t reserved = 0;
+  // One-sided cancel (slot_descriptor.h). EAGER/RTS: the message's slot at
+  // the receiver, plus one (0: none), and the word it expects there.
+  // CANCEL_REQUEST with kFlagCancelled: the same, naming the cancelled one.
+  std::uint8_t slot = 0;
   std::int32_t origin = 0;  // sender's world rank
   std::uint32_t context = 0;
   std::int32_t source = 0;  // sender's rank in the communicator
   std::int32_t tag = 0;
-  std::uint32_t reserved2 = 0;
+  std::uint32_t slot_expected = 0;
   // EAGER/RTS/CANCEL_REQUEST: the sender's request id. FIN/SYNC_ACK/
   // CANCEL_REPLY: the id of the sender request they answer.
   std::uint64_t request_id = 0;

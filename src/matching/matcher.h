@@ -28,6 +28,10 @@ class Matcher {
   // A message arrives: it matches a posted receive or waits as unexpected.
   ArrivalResult arrive(const IncomingMessage& message);
 
+  // Whether arrive() would match a posted receive now (nothing changes):
+  // lets the engine claim a message before it commits to the match.
+  bool would_match(const Envelope& envelope) const { return posted_.has_match(envelope); }
+
   // The message a receive with this pattern would take now, left in place.
   std::optional<IncomingMessage> probe(const ReceivePattern& pattern) const;
 

@@ -15,7 +15,8 @@ ReceiveHandle PostedQueue::push(const ReceivePattern& pattern, std::uint64_t coo
   return ReceiveHandle{slot, sequence};
 }
 
-std::optional<PostedQueue::Taken> PostedQueue::take_match(const Envelope& e) {
+std::pair<PostedQueue::Node*, IntrusiveList<PostedQueue::Node>*> PostedQueue::find_match(
+    const Envelope& e) const {
   // The candidate bins, in the kind order of pattern_kind().
   const BinKey keys[4] = {{e.context, e.source, e.tag},
                           {e.context, kAnySource, e.tag},
@@ -25,7 +26,7 @@ std::optional<PostedQueue::Taken> PostedQueue::take_match(const Envelope& e) {
   IntrusiveList<Node>* best_bin = nullptr;
   for (std::size_t kind = 0; kind < 4; ++kind) {
     if (count_by_kind_[kind] == 0) continue;
-    IntrusiveList<Node>* bin = bins_.find(keys[kind]);
+    auto* bin = const_cast<IntrusiveList<Node>*>(bins_.find(keys[kind]));
     if (bin == nullptr) continue;
     Node* head = bin->front();
     if (best == nullptr || head->sequence < best->sequence) {
@@ -33,10 +34,19 @@ std::optional<PostedQueue::Taken> PostedQueue::take_match(const Envelope& e) {
       best_bin = bin;
     }
   }
+  return {best, best_bin};
+}
+
+std::optional<PostedQueue::Taken> PostedQueue::take_match(const Envelope& e) {
+  auto [best, best_bin] = find_match(e);
   if (best == nullptr) return std::nullopt;
   Taken taken{best->cookie, ReceiveHandle{best->slot, best->sequence}};
   unlink(best_bin, *best);
   return taken;
+}
+
+bool PostedQueue::has_match(const Envelope& e) const {
+  return find_match(e).first != nullptr;
 }
 
 bool PostedQueue::remove(ReceiveHandle handle) {

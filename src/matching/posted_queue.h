@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "matching/bin_table.h"
 #include "matching/envelope.h"
@@ -37,6 +38,9 @@ class PostedQueue {
   // Removes and returns the earliest-posted receive that matches.
   std::optional<Taken> take_match(const Envelope& envelope);
 
+  // Whether take_match would find a receive now (nothing is removed).
+  bool has_match(const Envelope& envelope) const;
+
   // Removes a receive by handle; false if it is no longer posted.
   bool remove(ReceiveHandle handle);
 
@@ -52,6 +56,8 @@ class PostedQueue {
   };
   using Bins = BinTable<BinKey, IntrusiveList<Node>, BinKeyHash>;
 
+  // The earliest-posted matching receive and its bin, or nulls.
+  std::pair<Node*, IntrusiveList<Node>*> find_match(const Envelope& envelope) const;
   // Takes `node` out of `bin` (its own bin, found by the caller) and frees its slot.
   void unlink(IntrusiveList<Node>* bin, Node& node);
 

@@ -104,6 +104,15 @@ class Transport {
                                           std::uint64_t expected, std::uint64_t desired,
                                           std::uint64_t* old_value, Completion done) = 0;
 
+  // Compare-and-swap on this process's own memory (`word` lies in `memory`,
+  // registered with kReadAndAtomic), atomic with respect to peers'
+  // compare_and_swap on the same word: a plain CPU atomic where the
+  // transport's remote atomics are coherent with the CPU's, through the
+  // NIC otherwise. Blocking; returns the old value.
+  virtual Result<std::uint64_t> local_compare_and_swap(const Registration& memory,
+                                                       std::uint64_t* word, std::uint64_t expected,
+                                                       std::uint64_t desired) = 0;
+
   // Drives communication; returns how many events it handled.
   virtual unsigned progress() = 0;
 

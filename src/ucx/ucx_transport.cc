@@ -3,6 +3,7 @@
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -168,10 +169,13 @@ class UcxTransportImpl final : public transport::Transport {
     auto remote = begin_remote(peer, remote_key, done);
     if (!remote) return remote.status();
     auto [ep, op] = *remote;
-    // UCP's CSWAP: the buffer holds the new value, reply_buffer the
-    // comparand on entry and the old value on completion.
-    *old_value = expected;
-    op->cas_value = desired;
+    // UCP's CSWAP (ucp.h, "Atomic Operations Semantic"): Result = Y; if
+    // (X == Y) Y = Z, with X the buffer (the comparand), Z the reply buffer
+    // on entry (the new value) and Result the reply buffer on completion.
+    // (It was the other way round here until one-sided cancel used it: a
+    // failed swap then read as a successful one.)
+    op->cas_value = expected;
+    *old_value = desired;
     ucp_request_param_t param = callback_param(op);
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype = ucp_dt_make_contig(8);
@@ -179,6 +183,17 @@ class UcxTransportImpl final : public transport::Transport {
     ucs_status_ptr_t request = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &op->cas_value, 1,
                                                  remote_address, op->rkey.get(), &param);
     return finish_issue(request, op, "ucp_atomic_op_nbx");
+  }
+
+  Result<std::uint64_t> local_compare_and_swap(const transport::Registration&, std::uint64_t* word,
+                                               std::uint64_t expected,
+                                               std::uint64_t desired) override {
+    // The context runs UCX's atomics in CPU mode (create_ucx_transport), so
+    // a peer's CSWAP on this word is atomic with the CPU's.
+    std::atomic_ref<std::uint64_t> target(*word);
+    std::uint64_t seen = expected;
+    target.compare_exchange_strong(seen, desired);
+    return seen;
   }
 
   unsigned progress() override {
@@ -387,6 +402,16 @@ Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOpti
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) return ucx_error("ucp_config_read", s);
+  // Remote atomics must be atomic with the CPU's: the receiver claims a
+  // slot descriptor with a CPU compare-and-swap while a sender may CSWAP it
+  // from afar (one-sided send cancel). "guess" would pick device atomics on
+  // a NIC that only guarantees atomicity among its own operations (rxe,
+  // IBV_ATOMIC_HCA); in CPU mode UCX emulates atomics there instead.
+  s = ucp_config_modify(config, "ATOMIC_MODE", "cpu");
+  if (s != UCS_OK) {
+    ucp_config_release(config);
+    return ucx_error("ucp_config_modify(ATOMIC_MODE=cpu)", s);
+  }
   ucp_context_h raw_context = nullptr;
   s = ucp_init(&params, config, &raw_context);
   ucp_config_release(config);

@@ -54,8 +54,10 @@ class Device {
 // a device without it.
 Result<bool> use_hardware_tag_matching(const DeviceCaps& caps, TagMatchingChoice choice);
 
-// Whether the sender may arbitrate a cancel alone with an RDMA CAS: only
-// when NIC and CPU atomics are atomic with each other (IBV_ATOMIC_GLOB).
+// Whether NIC and CPU atomics are atomic with each other (IBV_ATOMIC_GLOB):
+// then the receiver claims a slot descriptor with a CPU compare-and-swap
+// while senders CAS it by RDMA (one-sided send cancel); otherwise
+// (IBV_ATOMIC_HCA) the receiver's claims go through its NIC as well.
 bool one_sided_cancel_possible(const DeviceCaps& caps);
 
 }  // namespace tagwire::verbs

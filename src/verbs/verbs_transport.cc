@@ -304,6 +304,39 @@ class VerbsTransport final : public transport::Transport {
     return transport::Issued::kPending;
   }
 
+  Result<std::uint64_t> local_compare_and_swap(const transport::Registration& memory,
+                                               std::uint64_t* word, std::uint64_t expected,
+                                               std::uint64_t desired) override {
+    if (one_sided_cancel_possible(device_.caps())) {
+      // IBV_ATOMIC_GLOB: the NIC's atomics are atomic with the CPU's.
+      std::atomic_ref<std::uint64_t> target(*word);
+      std::uint64_t seen = expected;
+      target.compare_exchange_strong(seen, desired);
+      return seen;
+    }
+    // IBV_ATOMIC_HCA (rxe, most NICs): only the NIC's own atomics are atomic
+    // with a peer's RDMA CAS, so the claim goes through the NIC too, on a
+    // QP connected to itself, polled here (it never enters the main CQ).
+    if (!loopback_) TAGWIRE_RETURN_IF_ERROR(open_loopback());
+    std::uint32_t rkey = 0;
+    TAGWIRE_RETURN_IF_ERROR(unpack_key(memory.packed_key(), &rkey));
+    TAGWIRE_RETURN_IF_ERROR(loopback_->post_compare_and_swap(
+        wr_id(WrKind::kCas, 0), LocalBuffer{&loopback_result_[0], 8, loopback_mr_->lkey},
+        reinterpret_cast<std::uint64_t>(word), rkey, expected, desired));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    ibv_wc wc{};
+    for (;;) {
+      const int got = ibv_poll_cq(loopback_cq_.get(), 1, &wc);
+      if (got < 0) return verbs_error("ibv_poll_cq (loopback)", -got);
+      if (got == 1) break;
+      if (std::chrono::steady_clock::now() > until) {
+        return Status(ErrorCode::kInternal, "loopback compare-and-swap: no completion in 10 s");
+      }
+    }
+    if (wc.status != IBV_WC_SUCCESS) return completion_error("loopback compare-and-swap", wc);
+    return loopback_result_[0];
+  }
+
   unsigned progress() override {
     // Events are only raised after arm(); reading the channel otherwise
     // would be a system call on every poll.
@@ -346,6 +379,8 @@ class VerbsTransport final : public transport::Transport {
 
   ~VerbsTransport() override {
     qps_.clear();  // before the CQ, the MRs and the PD they use
+    loopback_.reset();
+    loopback_cq_.reset();
     pending_.clear();
     cq_.reset();
     channel_.reset();
@@ -358,6 +393,25 @@ class VerbsTransport final : public transport::Transport {
     std::uint64_t* old_value;
     std::uint32_t atomic_slot;
   };
+
+  // The QP that claims slot descriptors through this NIC (see
+  // local_compare_and_swap): its own CQ, connected to itself.
+  Status open_loopback() {
+    loopback_result_.assign(1, 0);
+    auto mr = verbs::register_memory(device_, loopback_result_.data(), 8, IBV_ACCESS_LOCAL_WRITE);
+    if (!mr) return mr.status().with_context("loopback CAS result");
+    loopback_mr_ = std::move(mr).value();
+    loopback_cq_.reset(ibv_create_cq(device_.context(), 4, nullptr, nullptr, 0));
+    if (!loopback_cq_) return verbs_error("ibv_create_cq (loopback)", errno);
+    auto qp = RcQueuePair::create(device_, loopback_cq_.get(), loopback_cq_.get(), 4, 0);
+    if (!qp) return qp.status().with_context("loopback QP");
+    auto owned = std::make_unique<RcQueuePair>(std::move(qp).value());
+    TAGWIRE_RETURN_IF_ERROR(
+        owned->connect(owned->address(gid_index_), gid_index_).with_context("loopback QP"));
+    loopback_ = std::move(owned);
+    TW_INFO("verbs", "device has IBV_ATOMIC_HCA: slot claims go through a loopback QP");
+    return Status::ok();
+  }
 
   Status check_peer(transport::PeerId peer) const {
     if (peer < 0 || peer >= options_.size) {
@@ -514,6 +568,11 @@ class VerbsTransport final : public transport::Transport {
   std::uint32_t reads_in_flight_ = 0;
   bool armed_ = false;  // a CQ event may be due on the channel
   std::deque<std::vector<std::uint8_t>> self_queue_;
+  // Slot claims under IBV_ATOMIC_HCA (local_compare_and_swap).
+  CqPtr loopback_cq_;
+  std::unique_ptr<RcQueuePair> loopback_;
+  std::vector<std::uint64_t> loopback_result_;
+  MrPtr loopback_mr_;
   transport::Receiver* receiver_ = nullptr;
   transport::TransportCounters counters_;
 };

@@ -72,6 +72,13 @@ class NullTransport final : public transport::Transport {
     *old_value = expected;
     return transport::Issued::kDone;
   }
+  Result<std::uint64_t> local_compare_and_swap(const transport::Registration&, std::uint64_t* word,
+                                               std::uint64_t expected,
+                                               std::uint64_t desired) override {
+    const std::uint64_t old = *word;
+    if (old == expected) *word = desired;
+    return old;
+  }
   unsigned progress() override { return 0; }
   Result<bool> arm() override { return false; }
   int event_fd() const override { return -1; }

@@ -350,6 +350,21 @@ TEST(CancelStress, EitherCancelledOrDeliveredNeverBothNeverNeither) {
   const auto c = E().counters();
   EXPECT_EQ(c.live_requests, 0u);
   EXPECT_EQ(c.dropped_messages, 0u);
+  if (E().config().cancel_mode == CancelMode::kOneSided && (me() ^ 1) < nranks()) {
+    // The one-sided path really decided: the sender's CASes cancelled
+    // sends, read-backs freed slots, and the receiver claimed what it took.
+    if (me() % 2 == 0) {
+      EXPECT_GT(c.one_sided_cancels, 0u);
+      EXPECT_GT(c.slotted_sends, 0u);
+      EXPECT_GT(c.slot_read_backs, 0u);
+      std::printf("one-sided: %" PRIu64 " sends with a slot, %" PRIu64 " without, %" PRIu64
+                  " cancels by CAS, %" PRIu64 " by the agent, %" PRIu64 " read-backs\n",
+                  c.slotted_sends, c.unslotted_sends, c.one_sided_cancels,
+                  c.sends_cancelled - c.one_sided_cancels, c.slot_read_backs);
+    } else {
+      EXPECT_GT(c.slot_claims, 0u);
+    }
+  }
 }
 
 }  // namespace
