@@ -622,7 +622,7 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload)
     // Cancelled by its sender already, or about to match a receive that
     // must first win the slot descriptor: a message lost either way is
     // dropped here and never seen by a receive or a probe.
-    if (cancelled_by_sender(message) ||
+    if (undeliverable(message) ||
         (message.slot != 0 && matcher_.would_match(incoming.envelope) && !claim(message))) {
       ++counters_.messages_cancelled;
       return;

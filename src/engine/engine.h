@@ -247,9 +247,10 @@ class Engine final : public transport::Receiver {
   void read_back_slots(int world_dest);
   std::uint64_t* slot_word(const PendingMessage& m);
   bool claim(const PendingMessage& m);
-  bool cancelled_by_sender(const PendingMessage& m);
+  // Its slot descriptor no longer expects it: its sender cancelled it.
+  bool undeliverable(const PendingMessage& m);
   // Drops unexpected messages at the head of what `pattern` would take
-  // that their senders cancelled; with `claim_head`, claims the one left.
+  // that their senders cancelled (one-sided mode); with `claim_head`, claims the one left.
   void settle_unexpected(const matching::ReceivePattern& pattern, bool claim_head);
   void drop_cancelled(const matching::IncomingMessage& m);
   Status cancel_by_slot(Request* r);

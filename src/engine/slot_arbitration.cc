@@ -222,10 +222,14 @@ bool Engine::claim(const PendingMessage& m) {
   return *old == m.slot_expected || *old == matched;
 }
 
-bool Engine::cancelled_by_sender(const PendingMessage& m) {
+bool Engine::undeliverable(const PendingMessage& m) {
   if (m.slot == 0) return false;
+  // Only this message's claim (which takes it at once) or its sender's
+  // cancel moves the word off what it expects, and the sender reuses the
+  // slot only once the move is settled: a word that moved means cancelled,
+  // whatever has happened to the slot since (send_cancel_onesided.pml).
   std::atomic_ref<std::uint64_t> word(*slot_word(m));
-  return word.load() == SlotWord::cancelled(m.slot_expected);
+  return word.load() != m.slot_expected;
 }
 
 void Engine::drop_cancelled(const matching::IncomingMessage& m) {
@@ -243,7 +247,7 @@ void Engine::settle_unexpected(const matching::ReceivePattern& pattern, bool cla
     if (!head) return;
     const PendingMessage& m = *unexpected_.at(head->cookie);
     if (m.slot == 0) return;
-    if (claim_head ? claim(m) : !cancelled_by_sender(m)) return;
+    if (claim_head ? claim(m) : !undeliverable(m)) return;
     drop_cancelled(*head);  // its sender won: the next one in line
   }
 }
@@ -253,9 +257,9 @@ void Engine::on_cancel_notice(const Header& h) {
   named.origin = h.origin;
   named.slot = h.slot;
   named.slot_expected = h.slot_expected;
-  // Only a message whose word says CANCELLED is purged: a notice cannot
-  // cancel anything by itself.
-  if (!one_sided_ || !cancelled_by_sender(named)) {
+  // Only a message that can no longer be claimed is purged: a notice
+  // cannot cancel anything by itself.
+  if (!one_sided_ || !undeliverable(named)) {
     ++counters_.dropped_messages;
     TW_WARN("engine", "cancel notice from rank " << h.origin << " names no cancelled slot");
     return;

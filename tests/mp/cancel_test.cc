@@ -289,6 +289,57 @@ TEST(SendCancel, ReceiverAwayFromTheLibraryStillAnswers) {
   barrier();
 }
 
+// One-sided mode: more sends in flight to one receiver than it has slot
+// descriptors for us. The first ones hold slots and are cancelled by our
+// remote CAS; the ones past the table go without and are cancelled by the
+// receiver's agent; either way exactly the others arrive.
+TEST(SendCancel, OneSidedCancelWithAndWithoutASlot) {
+  if (nranks() < 2) GTEST_SKIP() << "needs 2 ranks";
+  if (E().config().cancel_mode != CancelMode::kOneSided) {
+    GTEST_SKIP() << "TAGWIRE_CANCEL_MODE=agent: no slot descriptors to run out of";
+  }
+  constexpr int kTag = 76;
+  constexpr int kSends = static_cast<int>(kSlotsPerPeer) + 8;
+  barrier();
+  if (sender()) {
+    const auto before = E().counters();
+    std::vector<std::vector<std::uint8_t>> payloads;
+    std::vector<Request*> requests;
+    for (int i = 0; i < kSends; ++i) {
+      payloads.push_back(make_payload(16, static_cast<std::uint64_t>(i)));
+      requests.push_back(take(E().isend(payloads.back().data(), 16, partner(), kTag, W())));
+    }
+    // Cancel every odd one: slotted (first half) and slotless (the tail).
+    for (int i = 1; i < kSends; i += 2)
+      ASSERT_OK(E().cancel(requests[static_cast<std::size_t>(i)]));
+    for (int i = 0; i < kSends; ++i) {
+      MessageStatus st;
+      ASSERT_OK(E().wait(requests[static_cast<std::size_t>(i)], &st));
+      EXPECT_EQ(st.cancelled, i % 2 == 1) << "send " << i;
+    }
+    const auto after = E().counters();
+    EXPECT_GT(after.one_sided_cancels - before.one_sided_cancels, 0u) << "no cancel by CAS";
+    EXPECT_GT(after.cancel_requests_sent - before.cancel_requests_sent, 0u)
+        << "no send ran out of slots, so the agent's path was not tried";
+    EXPECT_EQ(after.sends_cancelled - before.sends_cancelled,
+              static_cast<std::uint64_t>(kSends / 2));
+  }
+  barrier();
+  if (receiver()) {
+    // The survivors, in send order (non-overtaking), and nothing else.
+    for (int i = 0; i < kSends; i += 2) {
+      std::vector<std::uint8_t> in(16, 0);
+      MessageStatus st;
+      ASSERT_OK(E().recv(in.data(), in.size(), partner(), kTag, W(), &st));
+      ASSERT_EQ(st.count, 16u);
+      ASSERT_EQ(first_mismatch(in.data(), 16, static_cast<std::uint64_t>(i)), std::string::npos)
+          << "expected send " << i << ": a cancelled send arrived or one was lost";
+    }
+    EXPECT_FALSE(take(E().iprobe(partner(), kTag, W(), nullptr))) << "a cancelled send arrived";
+  }
+  barrier();
+}
+
 // ------------------------------------------------------------ receives
 
 TEST(ReceiveCancel, PersistentWildcardReceiveIsCancelledThenStartsAgain) {
@@ -337,16 +388,17 @@ TEST(CancelCounters, BothSidesAgreeOnEveryDecision) {
   const auto c = E().counters();
   // Every request sent got exactly one answer (nothing is pending), and the
   // pairs agree: gather the four counters of the partner over the wire.
-  std::uint64_t mine[4] = {c.cancel_requests_sent, c.sends_cancelled, c.messages_cancelled,
-                           c.cancels_refused};
+  std::uint64_t mine[5] = {c.cancel_requests_sent, c.sends_cancelled, c.messages_cancelled,
+                           c.cancels_refused, c.one_sided_cancels};
   if (!paired()) GTEST_SKIP() << "unpaired rank";
-  std::uint64_t theirs[4] = {};
+  std::uint64_t theirs[5] = {};
   MessageStatus st;
   Request* r = take(E().irecv(theirs, sizeof(theirs), partner(), 79, W()));
   ASSERT_OK(E().send(mine, sizeof(mine), partner(), 79, W()));
   ASSERT_OK(E().wait(r, &st));
-  // My requests were answered by the partner: granted + refused there = sent here.
-  EXPECT_EQ(mine[0], theirs[2] + theirs[3]);
+  // My requests were answered by the partner: granted + refused there = sent
+  // here; messages my remote CAS cancelled were dropped there unasked.
+  EXPECT_EQ(mine[0] + mine[4], theirs[2] + theirs[3]);
   EXPECT_EQ(mine[1], theirs[2]) << "granted cancels seen differently by the two sides";
   if (sender()) {
     EXPECT_GT(mine[1], 0u);

@@ -17,6 +17,7 @@ TEST(Config, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(config->tag_matching, TagMatchingChoice::kAuto);
   EXPECT_FALSE(config->progress_thread);
   EXPECT_TRUE(config->cancel_agent);
+  EXPECT_EQ(config->cancel_mode, CancelMode::kAgent);
   EXPECT_TRUE(config->device.empty());
 }
 
@@ -27,6 +28,7 @@ TEST(Config, ReadsEverySetting) {
                                         {"TAGWIRE_TM", "off"},
                                         {"TAGWIRE_PROGRESS_THREAD", "yes"},
                                         {"TAGWIRE_CANCEL_AGENT", "no"},
+                                        {"TAGWIRE_CANCEL_MODE", "onesided"},
                                         {"TAGWIRE_DEVICE", "rxe0"},
                                         {"TAGWIRE_PEER_TIMEOUT", "1500ms"}});
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
@@ -36,9 +38,10 @@ TEST(Config, ReadsEverySetting) {
   EXPECT_EQ(config->tag_matching, TagMatchingChoice::kOff);
   EXPECT_TRUE(config->progress_thread);
   EXPECT_FALSE(config->cancel_agent);
+  EXPECT_EQ(config->cancel_mode, CancelMode::kOneSided);
   EXPECT_EQ(config->device, "rxe0");
   EXPECT_EQ(config->peer_timeout, std::chrono::milliseconds(1500));
-  EXPECT_EQ(Config::setting_names().size(), 8u);
+  EXPECT_EQ(Config::setting_names().size(), 9u);
 }
 
 struct BadCase {
@@ -68,6 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"TAGWIRE_EAGER_THRESHOLD", "99999999999999999999", "byte count"},
                       BadCase{"TAGWIRE_LOG_LEVEL", "loud", "one of error warn"},
                       BadCase{"TAGWIRE_TRANSPORT", "tcp", "one of auto ucx verbs"},
+                      BadCase{"TAGWIRE_CANCEL_MODE", "remote", "one of agent onesided"},
                       BadCase{"TAGWIRE_TM", "maybe", "one of auto on off"},
                       BadCase{"TAGWIRE_PROGRESS_THREAD", "2", "one of 1 0"},
                       BadCase{"TAGWIRE_DEVICE", "", "device name"},
