@@ -15,6 +15,7 @@
 
 #include "verbs/device.h"
 #include "verbs/rc_queue_pair.h"
+#include "verbs/verbs_transport.h"
 #include "verbs/verbs_status.h"
 
 namespace tagwire::verbs {
@@ -225,6 +226,39 @@ TEST_F(OnDevice, SendReceiveWriteReadAndCompareAndSwap) {
                                          word_mr->rkey, 0, 1)
                    .is_ok())
       << "an unaligned CAS must be refused before it reaches the NIC";
+}
+
+// One-sided send cancel's claim: the transport's compare-and-swap on its own
+// registered memory. Under IBV_ATOMIC_HCA (rxe) it goes through a QP
+// connected to itself, so that it is atomic with peers' RDMA CAS on the
+// word; under IBV_ATOMIC_GLOB it is a CPU atomic. Either way: the swap
+// happens exactly when the word holds the expected value, and the old
+// value comes back.
+TEST_F(OnDevice, TransportClaimsItsOwnWordThroughTheNic) {
+  VerbsOptions options;
+  options.device = device_->caps().name;
+  auto made = create_verbs_transport(options);
+  ASSERT_TRUE(made.is_ok()) << made.status().to_string();
+  auto transport = std::move(made).value();
+  alignas(8) std::uint64_t word = 5;
+  auto reg = transport->register_memory(&word, sizeof(word),
+                                        transport::RemoteAccess::kReadAndAtomic);
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  auto old = transport->local_compare_and_swap(**reg, &word, 5, 9);
+  ASSERT_TRUE(old.is_ok()) << old.status().to_string();
+  EXPECT_EQ(*old, 5u);
+  EXPECT_EQ(word, 9u) << "the claim did not land";
+  old = transport->local_compare_and_swap(**reg, &word, 5, 13);
+  ASSERT_TRUE(old.is_ok()) << old.status().to_string();
+  EXPECT_EQ(*old, 9u) << "a failed claim returns what is there";
+  EXPECT_EQ(word, 9u) << "a failed claim changed the word";
+  // Many in a row (the loopback QP is reused, its completions drained).
+  for (std::uint64_t i = 9; i < 200; ++i) {
+    old = transport->local_compare_and_swap(**reg, &word, i, i + 1);
+    ASSERT_TRUE(old.is_ok()) << old.status().to_string();
+    ASSERT_EQ(*old, i);
+  }
+  EXPECT_EQ(word, 200u);
 }
 
 // Memory exposure (issue 9): a rendezvous buffer is registered for remote
