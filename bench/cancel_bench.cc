@@ -113,10 +113,11 @@ int main(int argc, char** argv) {
   const std::size_t sizes[] = {8, e.config().eager_threshold * 8};
   std::vector<char> buf(sizes[1], 'c');
   if (e.world_rank() == 0) {
-    std::printf("# Cancel + Wait over %s, %s cancel, median microseconds (%d iterations; away: %d)\n",
-                std::string(e.transport_name()).c_str(),
-                e.config().cancel_mode == CancelMode::kOneSided ? "one-sided" : "agent", iterations,
-                iterations / 10);
+    std::printf(
+        "# Cancel + Wait over %s, %s cancel, median microseconds (%d iterations; away: %d)\n",
+        std::string(e.transport_name()).c_str(),
+        e.config().cancel_mode == CancelMode::kOneSided ? "one-sided" : "agent", iterations,
+        iterations / 10);
     std::printf("%-10s %12s %12s %12s\n", "bytes", "unmatched", "matched", "away");
   }
   for (std::size_t size : sizes) {

@@ -415,6 +415,11 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (!issued) {
     r->awaiting_remote = false;
     r->registration.reset();
+    if (r->slot) {
+      remote_slots_[static_cast<std::size_t>(world_dest)].slots.abandon(*r->slot);
+      r->slot.reset();
+      if (slot_out != nullptr) slot_out->reset();
+    }
     return issued.status();
   }
   if (*issued == transport::Issued::kPending) ++r->local_pending;

@@ -37,6 +37,12 @@ bool SenderSlots::settle(const SlotTicket& ticket, std::uint64_t word) {
   return true;
 }
 
+void SenderSlots::abandon(const SlotTicket& ticket) {
+  if (!holds(ticket)) return;
+  slots_[ticket.index].in_use = false;
+  ++free_;
+}
+
 void SenderSlots::settle_all(std::span<const std::uint64_t> words) {
   for (std::uint32_t i = 0; i < slots_.size() && i < words.size(); ++i) {
     if (slots_[i].in_use) settle(SlotTicket{i, slots_[i].last}, words[i]);

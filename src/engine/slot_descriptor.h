@@ -78,6 +78,10 @@ class SenderSlots {
   // slot is free again. Returns true if it did.
   bool settle(const SlotTicket& ticket, std::uint64_t word);
 
+  // The ticket's message never left (its send failed): the word still
+  // holds what it expected, so the slot is free as it was.
+  void abandon(const SlotTicket& ticket);
+
   // A read-back of all the words of this receiver's table for us.
   void settle_all(std::span<const std::uint64_t> words);
 

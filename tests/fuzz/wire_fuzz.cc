@@ -10,7 +10,8 @@
 // (ASan), no undefined behaviour (UBSan), no request left that the
 // protocol cannot finish, and the engine's accounting: a message decode()
 // refuses is counted as dropped; one it accepts is not, unless it is an
-// answer naming no waiting request.
+// answer naming no waiting request (or a cancel notice naming no cancelled
+// slot).
 // Run: wire_fuzz -max_total_time=60 tests/fuzz/corpus (ci/fuzz does).
 #include <cstdint>
 #include <cstdio>
@@ -58,11 +59,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!decoded) {
     if (after != before + 1) fail("a refused message was not counted as dropped");
   } else {
-    // An answer (FIN, SYNC_ACK, CANCEL_REPLY) naming no waiting request is
-    // well-formed but dropped, and counted; anything else is taken.
+    // An answer (FIN, SYNC_ACK, CANCEL_REPLY) naming no waiting request, or
+    // a one-sided cancel notice naming no cancelled slot, is well-formed
+    // but dropped, and counted; anything else is taken.
     const MessageType t = decoded->type;
-    const bool answer =
-        t == MessageType::kFin || t == MessageType::kSyncAck || t == MessageType::kCancelReply;
+    const bool notice = t == MessageType::kCancelRequest && (decoded->flags & kFlagCancelled) != 0;
+    const bool answer = t == MessageType::kFin || t == MessageType::kSyncAck ||
+                        t == MessageType::kCancelReply || notice;
     if (after != before && !(answer && after == before + 1)) {
       fail("an accepted message was counted as dropped");
     }

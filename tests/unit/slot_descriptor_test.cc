@@ -68,6 +68,19 @@ TEST(SenderSlots, OnlyASettledWordFreesTheSlot) {
   EXPECT_TRUE(found);
 }
 
+TEST(SenderSlots, AnUnsentMessageGivesItsSlotBackUnchanged) {
+  SenderSlots slots;
+  const SlotTicket t = *slots.acquire();
+  slots.abandon(t);
+  EXPECT_FALSE(slots.holds(t));
+  EXPECT_EQ(slots.free_count(), static_cast<std::size_t>(kSlotsPerPeer));
+  std::vector<SlotTicket> all;
+  while (auto next = slots.acquire()) all.push_back(*next);
+  for (const SlotTicket& n : all) {
+    if (n.index == t.index) EXPECT_EQ(n.expected, t.expected) << "the word never moved";
+  }
+}
+
 TEST(SenderSlots, ReadBackSettlesOnlyWhatMoved) {
   SenderSlots slots;
   std::vector<SlotTicket> tickets;
