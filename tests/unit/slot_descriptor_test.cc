@@ -77,7 +77,9 @@ TEST(SenderSlots, AnUnsentMessageGivesItsSlotBackUnchanged) {
   std::vector<SlotTicket> all;
   while (auto next = slots.acquire()) all.push_back(*next);
   for (const SlotTicket& n : all) {
-    if (n.index == t.index) EXPECT_EQ(n.expected, t.expected) << "the word never moved";
+    if (n.index == t.index) {
+      EXPECT_EQ(n.expected, t.expected) << "the word never moved";
+    }
   }
 }
 

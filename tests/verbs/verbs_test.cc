@@ -15,8 +15,8 @@
 
 #include "verbs/device.h"
 #include "verbs/rc_queue_pair.h"
-#include "verbs/verbs_transport.h"
 #include "verbs/verbs_status.h"
+#include "verbs/verbs_transport.h"
 
 namespace tagwire::verbs {
 namespace {
@@ -241,8 +241,8 @@ TEST_F(OnDevice, TransportClaimsItsOwnWordThroughTheNic) {
   ASSERT_TRUE(made.is_ok()) << made.status().to_string();
   auto transport = std::move(made).value();
   alignas(8) std::uint64_t word = 5;
-  auto reg = transport->register_memory(&word, sizeof(word),
-                                        transport::RemoteAccess::kReadAndAtomic);
+  auto reg =
+      transport->register_memory(&word, sizeof(word), transport::RemoteAccess::kReadAndAtomic);
   ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
   auto old = transport->local_compare_and_swap(**reg, &word, 5, 9);
   ASSERT_TRUE(old.is_ok()) << old.status().to_string();
