@@ -38,6 +38,12 @@ std::string_view error_code_name(ErrorCode code) {
       return "info-no-key";
     case ErrorCode::kTruncate:
       return "truncate";
+    case ErrorCode::kInvalidWindow:
+      return "invalid-window";
+    case ErrorCode::kRmaRange:
+      return "rma-range";
+    case ErrorCode::kRmaSync:
+      return "rma-sync";
     case ErrorCode::kNotFound:
       return "not-found";
     case ErrorCode::kOutOfResources:

@@ -31,6 +31,9 @@ enum class ErrorCode : int {
   kInfoValue,        // MPI_ERR_INFO_VALUE: too long
   kInfoNoKey,        // MPI_ERR_INFO_NOKEY
   kTruncate,         // MPI_ERR_TRUNCATE
+  kInvalidWindow,    // MPI_ERR_WIN
+  kRmaRange,         // MPI_ERR_RMA_RANGE: a put or get outside the target window
+  kRmaSync,          // MPI_ERR_RMA_SYNC: RMA outside a fence epoch
   kNotFound,         // internal: a lookup found nothing (never reaches users as-is)
   kOutOfResources,   // MPI_ERR_NO_MEM / MPI_ERR_INTERN
   kConfig,           // MPI_ERR_OTHER: a TAGWIRE_* setting is wrong

@@ -44,6 +44,7 @@
 #include "engine/engine_lock.h"
 #include "engine/request.h"
 #include "engine/slot_descriptor.h"
+#include "engine/window.h"
 #include "engine/wire.h"
 #include "matching/matcher.h"
 #include "transport/transport.h"
@@ -185,6 +186,18 @@ class Engine final : public transport::Receiver {
   Result<Request*> post_collective(RequestKind kind, void* buffer, std::size_t bytes, int peer,
                                    int tag, Communicator* comm);
 
+  // One-sided communication (window.cc). Collective over `comm`.
+  Result<Window*> win_create(void* base, std::size_t size, int disp_unit, Communicator* comm);
+  // Collective: completes every access of the epoch first.
+  Status win_free(Window* window);
+  // Collective: ends the epoch (every put and get done at its target, then
+  // a barrier) and opens the next.
+  Status win_fence(Window* window);
+  // `bytes` to or from `target`'s window at displacement `disp` (in the
+  // target's disp units); complete at the next fence.
+  Status put(Window* window, const void* origin, std::size_t bytes, int target, std::uint64_t disp);
+  Status get(Window* window, void* origin, std::size_t bytes, int target, std::uint64_t disp);
+
   // Drives communication from the calling thread.
   unsigned progress();
 
@@ -279,6 +292,10 @@ class Engine final : public transport::Receiver {
   enum class HelperMode { kNone, kProgress, kAgent };
   void helper_thread_main(HelperMode mode);
 
+  // A put's or get's target address after the range check (window.cc).
+  Result<std::uint64_t> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,
+                                   const char* what);
+  static void on_rma_done(void* ctx, const Status& s);
   static void on_send_done(void* ctx, const Status& s);
   static void on_read_done(void* ctx, const Status& s);
 
@@ -322,6 +339,7 @@ class Engine final : public transport::Receiver {
     bool reading = false;
   };
   std::vector<RemoteSlots> remote_slots_;  // by world rank
+  std::vector<std::unique_ptr<Window>> windows_;
   // Buffered sends: the attached buffer and its in-use blocks.
   std::uint8_t* bsend_buffer_ = nullptr;
   std::size_t bsend_size_ = 0;

@@ -157,6 +157,15 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
     case MPI_ERR_INFO_NOKEY:
       text = "no such info key";
       break;
+    case MPI_ERR_WIN:
+      text = "invalid window";
+      break;
+    case MPI_ERR_RMA_RANGE:
+      text = "target memory is outside the window";
+      break;
+    case MPI_ERR_RMA_SYNC:
+      text = "RMA call outside an access epoch";
+      break;
     case MPI_ERR_TRUNCATE:
       text = "message truncated";
       break;

@@ -21,6 +21,7 @@ typedef int MPI_Errhandler;
 typedef int MPI_Op;
 typedef int MPI_Group;
 typedef int MPI_Info;
+typedef int MPI_Win;
 typedef int MPI_Fint; /* Fortran INTEGER handles: ours are ints already */
 typedef long MPI_Aint;
 typedef long long MPI_Count;
@@ -103,6 +104,17 @@ typedef struct MPI_Status {
 #define MPI_APPNUM 5
 #define MPI_UNIVERSE_SIZE 6
 
+/* Windows (one-sided communication with fence synchronisation) */
+#define MPI_WIN_NULL 0
+#define MPI_WIN_BASE 7
+#define MPI_WIN_SIZE 8
+#define MPI_WIN_DISP_UNIT 9
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+
 /* Info */
 #define MPI_INFO_NULL 0
 #define MPI_INFO_ENV 1
@@ -184,7 +196,10 @@ typedef struct MPI_Status {
 #define MPI_ERR_INFO_VALUE 30
 #define MPI_ERR_INFO_NOKEY 31
 #define MPI_ERR_NO_MEM 34
+#define MPI_ERR_WIN 45
 #define MPI_ERR_KEYVAL 48
+#define MPI_ERR_RMA_SYNC 50
+#define MPI_ERR_RMA_RANGE 55
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
 #define MPI_ERR_PROC_FAILED 75
 #define MPI_ERR_LASTCODE 76
@@ -244,6 +259,36 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval);
 
 /* Memory registered with the transport: rendezvous sends from it skip
  * per-message registration. Info hints are accepted (none changes it). */
+/* Windows: creation, fence, put and get (contiguous datatypes), groups,
+ * attributes and error handlers. */
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void* extra_state,
+                                       void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void* attribute_val,
+                                         void* extra_state);
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win* win);
+int MPI_Win_free(MPI_Win* win);
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win);
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group* group);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
+                          MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,
+                          void* extra_state);
+int MPI_Win_free_keyval(int* win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
+
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int MPI_Free_mem(void* base);
 

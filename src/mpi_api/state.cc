@@ -116,6 +116,12 @@ int error_class(const Status& s) {
       return MPI_ERR_INFO_VALUE;
     case ErrorCode::kInfoNoKey:
       return MPI_ERR_INFO_NOKEY;
+    case ErrorCode::kInvalidWindow:
+      return MPI_ERR_WIN;
+    case ErrorCode::kRmaRange:
+      return MPI_ERR_RMA_RANGE;
+    case ErrorCode::kRmaSync:
+      return MPI_ERR_RMA_SYNC;
     case ErrorCode::kTruncate:
       return MPI_ERR_TRUNCATE;
     case ErrorCode::kOutOfResources:
@@ -136,9 +142,13 @@ int error_class(const Status& s) {
 }
 
 int report(MPI_Comm comm, const char* function, const Status& s) {
-  const int code = error_class(s);
   CommEntry* entry = find_comm(comm);
-  MPI_Errhandler handler = entry != nullptr ? entry->errhandler : state().world.errhandler;
+  return report_through(entry != nullptr ? entry->errhandler : state().world.errhandler, function,
+                        s);
+}
+
+int report_through(MPI_Errhandler handler, const char* function, const Status& s) {
+  const int code = error_class(s);
   if (handler == MPI_ERRORS_RETURN) return code;
   int rank = state().engine ? state().engine->world_rank() : -1;
   std::fprintf(stderr, "[tagwire %d] %s failed: %s (MPI error class %d); aborting the job\n", rank,

@@ -52,6 +52,25 @@ struct Staging {
   bool receive = false;
 };
 
+// A window (windows.cc): the engine's window, what MPI_Win_get_group and
+// the predefined attributes return, and the user's attributes.
+struct WinEntry {
+  engine::Window* window = nullptr;
+  std::vector<int> members;  // world ranks of the creating communicator
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  std::map<int, void*> attributes;
+  MPI_Aint size_attribute = 0;  // MPI_WIN_SIZE points here
+  int disp_unit_attribute = 1;  // MPI_WIN_DISP_UNIT points here
+};
+
+// A window attribute key (MPI_Win_create_keyval): windows are never
+// duplicated, so only the delete callback matters.
+struct WinKeyval {
+  MPI_Win_delete_attr_function* erase = nullptr;
+  void* extra_state = nullptr;
+  bool freed = false;
+};
+
 struct State {
   std::unique_ptr<engine::Engine> engine;
   bool initialized = false;
@@ -69,6 +88,9 @@ struct State {
   // Operations on non-contiguous datatypes: their pack buffers, by request.
   std::unordered_map<MPI_Request, Staging> staging;
   std::vector<Staging> orphaned_staging;  // freed while in flight
+  // Windows (entries stay put: attribute pointers into them are handed out).
+  HandleTable<std::unique_ptr<WinEntry>> windows{1};  // 0 is MPI_WIN_NULL
+  HandleTable<WinKeyval> win_keyvals{kFirstUserKeyval};
 };
 
 State& state();
@@ -79,6 +101,9 @@ int error_class(const Status& s);
 // Reports an error through `comm`'s error handler: aborts the job under
 // MPI_ERRORS_ARE_FATAL, returns the class under MPI_ERRORS_RETURN.
 int report(MPI_Comm comm, const char* function, const Status& s);
+
+// The same through a given handler (a window's).
+int report_through(MPI_Errhandler handler, const char* function, const Status& s);
 
 // Fails with MPI_ERR_OTHER unless MPI_Init has run and MPI_Finalize has not.
 Status check_initialized();

@@ -36,7 +36,7 @@ struct Completion {
 enum class Issued { kDone, kPending };
 
 // What a peer may do with registered memory: the least that the use needs.
-enum class RemoteAccess { kRead, kReadAndAtomic };
+enum class RemoteAccess { kRead, kReadAndAtomic, kReadAndWrite };
 
 // Receives every message that arrives on the ordered channels. Called from
 // progress(); `header` and `payload` are valid only during the call.
@@ -63,6 +63,7 @@ struct TransportCounters {
   std::uint64_t messages_sent = 0;
   std::uint64_t messages_received = 0;
   std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
   std::uint64_t registrations = 0;     // live
   std::uint64_t registered_bytes = 0;  // live, the transport's own pools included
 };
@@ -96,6 +97,17 @@ class Transport {
   virtual Result<Issued> read(PeerId peer, std::span<std::uint8_t> local,
                               std::uint64_t remote_address,
                               std::span<const std::uint8_t> remote_key, Completion done) = 0;
+
+  // Writes `local` to `remote_address` of `peer` (memory it registered
+  // with kReadAndWrite). Completion means `local` may be reused; flush()
+  // says when the data is at the target.
+  virtual Result<Issued> write(PeerId peer, std::span<const std::uint8_t> local,
+                               std::uint64_t remote_address,
+                               std::span<const std::uint8_t> remote_key, Completion done) = 0;
+
+  // Completes once every write and read issued before it has completed at
+  // its target (MPI_Win_fence's remote completion).
+  virtual Result<Issued> flush(Completion done) = 0;
 
   // Atomically: if *remote == expected then *remote = desired; the old value
   // lands in *old_value.

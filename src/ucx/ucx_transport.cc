@@ -131,7 +131,7 @@ class UcxTransportImpl final : public transport::Transport {
     // UCP counts remote atomics as remote writes.
     params.prot =
         UCP_MEM_MAP_PROT_LOCAL_READ | UCP_MEM_MAP_PROT_LOCAL_WRITE | UCP_MEM_MAP_PROT_REMOTE_READ;
-    if (access == transport::RemoteAccess::kReadAndAtomic) {
+    if (access != transport::RemoteAccess::kRead) {
       params.prot |= UCP_MEM_MAP_PROT_REMOTE_WRITE;
     }
     ucp_mem_h memh = nullptr;
@@ -157,6 +157,26 @@ class UcxTransportImpl final : public transport::Transport {
     ucs_status_ptr_t request =
         ucp_get_nbx(ep, local.data(), local.size(), remote_address, op->rkey.get(), &param);
     return finish_issue(request, op, "ucp_get_nbx");
+  }
+
+  Result<Issued> write(PeerId peer, std::span<const std::uint8_t> local,
+                       std::uint64_t remote_address, std::span<const std::uint8_t> remote_key,
+                       Completion done) override {
+    auto remote = begin_remote(peer, remote_key, done);
+    if (!remote) return remote.status();
+    auto [ep, op] = *remote;
+    ucp_request_param_t param = callback_param(op);
+    counters_.bytes_written += local.size();
+    ucs_status_ptr_t request =
+        ucp_put_nbx(ep, local.data(), local.size(), remote_address, op->rkey.get(), &param);
+    return finish_issue(request, op, "ucp_put_nbx");
+  }
+
+  Result<Issued> flush(Completion done) override {
+    // A put completes locally; the worker flush completes remotely.
+    Operation* op = new_operation(done);
+    ucp_request_param_t param = callback_param(op);
+    return finish_issue(ucp_worker_flush_nbx(worker_.get(), &param), op, "ucp_worker_flush_nbx");
   }
 
   Result<Issued> compare_and_swap(PeerId peer, std::uint64_t remote_address,

@@ -24,12 +24,12 @@ namespace {
 constexpr std::size_t kMaxHeader = 64;
 constexpr std::uint32_t kSendSlots = 64;    // registered send buffers, all peers
 constexpr std::uint32_t kAtomicSlots = 64;  // registered CAS result words
-constexpr std::uint32_t kMaxReads = 64;     // RDMA READs in flight
-constexpr std::uint32_t kSendQueueDepth = kSendSlots + kMaxReads + kAtomicSlots;
+constexpr std::uint32_t kMaxRdma = 64;      // RDMA READs and WRITEs in flight
+constexpr std::uint32_t kSendQueueDepth = kSendSlots + kMaxRdma + kAtomicSlots;
 constexpr std::size_t kLengthPrefix = sizeof(std::uint32_t);  // header length, then header
 
 // Work request ids: kind in the top byte, an index below.
-enum class WrKind : std::uint64_t { kRecv = 1, kSend = 2, kRead = 3, kCas = 4 };
+enum class WrKind : std::uint64_t { kRecv = 1, kSend = 2, kRead = 3, kCas = 4, kWrite = 5 };
 std::uint64_t wr_id(WrKind kind, std::uint64_t index) {
   return (static_cast<std::uint64_t>(kind) << 56) | index;
 }
@@ -240,6 +240,8 @@ class VerbsTransport final : public transport::Transport {
     int flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
     if (access == transport::RemoteAccess::kReadAndAtomic) {
       flags |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_WRITE;
+    } else if (access == transport::RemoteAccess::kReadAndWrite) {
+      flags |= IBV_ACCESS_REMOTE_WRITE;
     }
     auto mr = verbs::register_memory(device_, address, std::max<std::size_t>(length, 1), flags);
     if (!mr) return mr.status();
@@ -260,7 +262,7 @@ class VerbsTransport final : public transport::Transport {
       std::memcpy(local.data(), reinterpret_cast<const void*>(remote_address), local.size());
       return transport::Issued::kDone;
     }
-    while (reads_in_flight_ >= kMaxReads) poll_completions();
+    while (rdma_in_flight_ >= kMaxRdma) poll_completions();
     auto mr = verbs::register_memory(device_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
     if (!mr) return mr.status().with_context("registering a rendezvous destination");
     const std::uint64_t op = next_op_++;
@@ -270,8 +272,50 @@ class VerbsTransport final : public transport::Transport {
         remote_address, rkey);
     if (!s.is_ok()) return s;
     pending_.emplace(op, Pending{done, std::move(mr).value(), nullptr, 0});
-    ++reads_in_flight_;
+    ++rdma_in_flight_;
     return transport::Issued::kPending;
+  }
+
+  Result<transport::Issued> write(transport::PeerId peer, std::span<const std::uint8_t> local,
+                                  std::uint64_t remote_address,
+                                  std::span<const std::uint8_t> remote_key,
+                                  transport::Completion done) override {
+    TAGWIRE_RETURN_IF_ERROR(check_peer(peer));
+    std::uint32_t rkey = 0;
+    TAGWIRE_RETURN_IF_ERROR(unpack_key(remote_key, &rkey));
+    counters_.bytes_written += local.size();
+    if (local.empty()) return transport::Issued::kDone;
+    if (peer == options_.rank) {
+      std::memcpy(reinterpret_cast<void*>(remote_address), local.data(), local.size());
+      return transport::Issued::kDone;
+    }
+    while (rdma_in_flight_ >= kMaxRdma) poll_completions();
+    auto mr = verbs::register_memory(device_, const_cast<std::uint8_t*>(local.data()), local.size(),
+                                     IBV_ACCESS_LOCAL_WRITE);
+    if (!mr) return mr.status().with_context("registering an RDMA WRITE source");
+    const std::uint64_t op = next_op_++;
+    Status s = qps_[static_cast<std::size_t>(peer)]->post_write(
+        wr_id(WrKind::kWrite, op),
+        LocalBuffer{const_cast<std::uint8_t*>(local.data()),
+                    static_cast<std::uint32_t>(local.size()), (*mr)->lkey},
+        remote_address, rkey, true);
+    if (!s.is_ok()) return s;
+    pending_.emplace(op, Pending{done, std::move(mr).value(), nullptr, 0});
+    ++rdma_in_flight_;
+    return transport::Issued::kPending;
+  }
+
+  Result<transport::Issued> flush(transport::Completion) override {
+    // An RC WRITE or READ completes once the target has acknowledged it:
+    // every one issued so far finished means all are at their targets.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (rdma_in_flight_ > 0) {
+      poll_completions();
+      if (std::chrono::steady_clock::now() > until) {
+        return Status(ErrorCode::kPeerFailed, "RDMA READ/WRITE not completed within 60 s");
+      }
+    }
+    return transport::Issued::kDone;
   }
 
   Result<transport::Issued> compare_and_swap(transport::PeerId peer, std::uint64_t remote_address,
@@ -529,18 +573,19 @@ class VerbsTransport final : public transport::Transport {
         }
         return;
       case WrKind::kRead:
+      case WrKind::kWrite:
       case WrKind::kCas: {
         auto it = pending_.find(index);
         if (it == pending_.end()) return;
         Pending p = std::move(it->second);
         pending_.erase(it);
-        Status s =
-            wc.status == IBV_WC_SUCCESS
-                ? Status::ok()
-                : completion_error(
-                      kind_of(wc.wr_id) == WrKind::kRead ? "RDMA READ" : "compare-and-swap", wc);
-        if (kind_of(wc.wr_id) == WrKind::kRead) {
-          --reads_in_flight_;
+        const WrKind kind = kind_of(wc.wr_id);
+        const char* what = kind == WrKind::kRead    ? "RDMA READ"
+                           : kind == WrKind::kWrite ? "RDMA WRITE"
+                                                    : "compare-and-swap";
+        Status s = wc.status == IBV_WC_SUCCESS ? Status::ok() : completion_error(what, wc);
+        if (kind != WrKind::kCas) {
+          --rdma_in_flight_;
         } else {
           if (p.old_value != nullptr) *p.old_value = atomic_pool_[p.atomic_slot];
           free_atomic_.push_back(p.atomic_slot);
@@ -565,7 +610,7 @@ class VerbsTransport final : public transport::Transport {
   std::vector<std::uint32_t> free_send_, free_atomic_;
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t next_op_ = 1;
-  std::uint32_t reads_in_flight_ = 0;
+  std::uint32_t rdma_in_flight_ = 0;
   bool armed_ = false;  // a CQ event may be due on the channel
   std::deque<std::vector<std::uint8_t>> self_queue_;
   // Slot claims under IBV_ATOMIC_HCA (local_compare_and_swap).

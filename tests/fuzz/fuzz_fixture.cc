@@ -65,6 +65,13 @@ class NullTransport final : public transport::Transport {
                                  std::span<const std::uint8_t>, transport::Completion) override {
     return transport::Issued::kDone;
   }
+  Result<transport::Issued> write(transport::PeerId, std::span<const std::uint8_t>, std::uint64_t,
+                                  std::span<const std::uint8_t>, transport::Completion) override {
+    return transport::Issued::kDone;
+  }
+  Result<transport::Issued> flush(transport::Completion) override {
+    return transport::Issued::kDone;
+  }
   Result<transport::Issued> compare_and_swap(transport::PeerId, std::uint64_t,
                                              std::span<const std::uint8_t>, std::uint64_t expected,
                                              std::uint64_t, std::uint64_t* old_value,

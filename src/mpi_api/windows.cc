@@ -1,0 +1,274 @@
+// MPI windows: one-sided communication with fence synchronisation over the
+// engine's windows (engine/window.h: Put = RDMA WRITE / ucp_put, Get =
+// RDMA READ / ucp_get), the predefined window attributes and user
+// attributes, window groups and error handlers. Put and Get take
+// contiguous datatypes (one run from offset 0); others are refused with
+// MPI_ERR_TYPE.
+#include <string>
+#include <vector>
+
+#include "mpi_api/state.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+
+namespace {
+
+engine::Engine& E() {
+  return *state().engine;
+}
+
+Result<WinEntry*> window_of(MPI_Win win) {
+  TAGWIRE_RETURN_IF_ERROR(check_initialized());
+  std::unique_ptr<WinEntry>* entry = state().windows.find(win);
+  if (entry == nullptr) {
+    return Status(ErrorCode::kInvalidWindow,
+                  "window handle " + std::to_string(win) + " is not valid (freed?)");
+  }
+  return entry->get();
+}
+
+// Reports through the window's error handler (MPI_ERRORS_ARE_FATAL unless
+// set), or MPI_COMM_WORLD's when the handle names no window.
+int report_win(MPI_Win win, const char* function, const Status& s) {
+  std::unique_ptr<WinEntry>* entry = state().windows.find(win);
+  return report_through(entry != nullptr ? (*entry)->errhandler : state().world.errhandler,
+                        function, s);
+}
+
+#define TW_WIN_TRY(win, status_expr)                               \
+  do {                                                             \
+    ::tagwire::Status tw_s_ = (status_expr);                       \
+    if (!tw_s_.is_ok()) return report_win((win), __func__, tw_s_); \
+  } while (0)
+
+Result<WinKeyval*> win_keyval_of(int keyval) {
+  WinKeyval* k = state().win_keyvals.find(keyval);
+  if (k == nullptr || k->freed) {
+    return Status(ErrorCode::kInvalidKeyval,
+                  "window attribute key " + std::to_string(keyval) +
+                      (keyval < kFirstUserKeyval ? " is predefined (read-only) or invalid"
+                                                 : " is not a live keyval"));
+  }
+  return k;
+}
+
+// Runs the delete callback of the attribute under `keyval` (if any).
+Status delete_attribute(MPI_Win win, int keyval, void* value) {
+  WinKeyval* k = state().win_keyvals.find(keyval);  // a freed keyval keeps its callback
+  if (k == nullptr || k->erase == nullptr) return Status::ok();
+  const int rc = k->erase(win, keyval, value, k->extra_state);
+  if (rc != MPI_SUCCESS) {
+    return {ErrorCode::kInvalidArgument, "delete callback of window attribute " +
+                                             std::to_string(keyval) + " returned " +
+                                             std::to_string(rc)};
+  }
+  return Status::ok();
+}
+
+// Bytes moved by a put or get: both sides contiguous and of one size.
+Result<std::size_t> rma_bytes(int origin_count, MPI_Datatype origin_type, int target_count,
+                              MPI_Datatype target_type) {
+  auto origin = contiguous_bytes_of(origin_count, origin_type);
+  if (!origin) return origin.status();
+  auto target = contiguous_bytes_of(target_count, target_type);
+  if (!target) return target.status();
+  if (*origin != *target) {
+    return Status(ErrorCode::kInvalidType, "origin (" + std::to_string(*origin) +
+                                               " bytes) and target (" + std::to_string(*target) +
+                                               " bytes) do not match");
+  }
+  return *origin;
+}
+
+Status check_displacement(MPI_Aint disp) {
+  if (disp < 0) {
+    return {ErrorCode::kRmaRange, "negative target displacement " + std::to_string(disp)};
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win* win) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  if (size < 0) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument,
+                            "window size " + std::to_string(size) + " is negative"));
+  }
+  if (info != MPI_INFO_NULL && state().infos.find(info) == nullptr && info != MPI_INFO_ENV) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidInfo, "info handle is not valid"));
+  }
+  auto w = E().win_create(base, static_cast<std::size_t>(size), disp_unit, *c);
+  TW_MPI_TRY(comm, w.status());
+  auto entry = std::make_unique<WinEntry>();
+  entry->window = *w;
+  entry->members = (*c)->world_ranks();
+  entry->size_attribute = size;
+  entry->disp_unit_attribute = disp_unit;
+  entry->errhandler = find_comm(comm)->errhandler;  // MPI: inherited from the communicator
+  *win = state().windows.add(std::move(entry));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_free(MPI_Win* win) {
+  if (win == nullptr) return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidWindow, "null"});
+  auto entry = window_of(*win);
+  TW_WIN_TRY(*win, entry.status());
+  // Attributes go first, while the window still exists (their callbacks
+  // may look at it).
+  auto attributes = (*entry)->attributes;
+  for (const auto& [keyval, value] : attributes) {
+    TW_WIN_TRY(*win, delete_attribute(*win, keyval, value));
+    (*entry)->attributes.erase(keyval);
+  }
+  const MPI_Errhandler handler = (*entry)->errhandler;
+  Status s = E().win_free((*entry)->window);
+  state().windows.remove(*win);
+  *win = MPI_WIN_NULL;
+  return s.is_ok() ? MPI_SUCCESS : report_through(handler, __func__, s);
+}
+
+int MPI_Win_fence(int assert, MPI_Win win) {
+  (void)assert;  // MPI_MODE_* hints: every fence does the full work
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, E().win_fence((*entry)->window));
+  return MPI_SUCCESS;
+}
+
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  auto bytes = rma_bytes(origin_count, origin_datatype, target_count, target_datatype);
+  TW_WIN_TRY(win, bytes.status());
+  TW_WIN_TRY(win, check_displacement(target_disp));
+  TW_WIN_TRY(win, E().put((*entry)->window, origin_addr, *bytes, target_rank,
+                          static_cast<std::uint64_t>(target_disp)));
+  return MPI_SUCCESS;
+}
+
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  auto bytes = rma_bytes(origin_count, origin_datatype, target_count, target_datatype);
+  TW_WIN_TRY(win, bytes.status());
+  TW_WIN_TRY(win, check_displacement(target_disp));
+  TW_WIN_TRY(win, E().get((*entry)->window, origin_addr, *bytes, target_rank,
+                          static_cast<std::uint64_t>(target_disp)));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_get_group(MPI_Win win, MPI_Group* group) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  const auto& members = (*entry)->members;
+  *group = members.empty() ? MPI_GROUP_EMPTY : state().groups.add(members);
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
+                          MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,
+                          void* extra_state) {
+  (void)win_copy_attr_fn;  // windows are never duplicated
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  *win_keyval = state().win_keyvals.add(WinKeyval{win_delete_attr_fn, extra_state, false});
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_free_keyval(int* win_keyval) {
+  auto k = win_keyval_of(*win_keyval);
+  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
+  (*k)->freed = true;  // attributes already set under it keep their callback
+  *win_keyval = MPI_KEYVAL_INVALID;
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, win_keyval_of(win_keyval).status());
+  auto& attributes = (*entry)->attributes;
+  if (auto it = attributes.find(win_keyval); it != attributes.end()) {
+    TW_WIN_TRY(win, delete_attribute(win, win_keyval, it->second));  // replaced
+  }
+  attributes[win_keyval] = attribute_val;
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  WinEntry& e = **entry;
+  auto* out = static_cast<void**>(attribute_val);
+  *flag = 1;
+  switch (win_keyval) {
+    case MPI_WIN_BASE:  // the base address itself
+      *out = e.window->base;
+      return MPI_SUCCESS;
+    case MPI_WIN_SIZE:  // a pointer to the size, as for every other attribute
+      *out = &e.size_attribute;
+      return MPI_SUCCESS;
+    case MPI_WIN_DISP_UNIT:
+      *out = &e.disp_unit_attribute;
+      return MPI_SUCCESS;
+    default:
+      break;
+  }
+  if (state().win_keyvals.find(win_keyval) == nullptr) {
+    *flag = 0;
+    TW_WIN_TRY(win, win_keyval_of(win_keyval).status());
+  }
+  auto it = e.attributes.find(win_keyval);
+  *flag = it != e.attributes.end() ? 1 : 0;
+  if (*flag != 0) *out = it->second;
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  auto& attributes = (*entry)->attributes;
+  auto it = attributes.find(win_keyval);
+  if (it == attributes.end()) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidKeyval,
+                           "window attribute " + std::to_string(win_keyval) + " is not set"));
+  }
+  TW_WIN_TRY(win, delete_attribute(win, win_keyval, it->second));
+  attributes.erase(it);
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  if (errhandler != MPI_ERRORS_RETURN && errhandler != MPI_ERRORS_ARE_FATAL) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument, "unknown error handler"));
+  }
+  (*entry)->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  *errhandler = (*entry)->errhandler;
+  return MPI_SUCCESS;
+}
+
+MPI_Fint MPI_Win_c2f(MPI_Win win) {
+  return win;
+}
+
+MPI_Win MPI_Win_f2c(MPI_Fint win) {
+  return win;
+}
+
+}  // extern "C"
