@@ -177,8 +177,10 @@ Status Engine::finalize() {
   // it: wait for everyone, serving the transport meanwhile.
   s = bootstrap_->barrier_with_progress([this] { transport_->progress(); });
   if (result.is_ok()) result = s;
-  // Nobody can CAS or read our slot descriptors any more.
+  // Nobody can CAS or read our slot descriptors, or reach a window that
+  // the program did not free, any more.
   slot_registration_.reset();
+  windows_.clear();
   return result;
 }
 

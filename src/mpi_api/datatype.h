@@ -12,12 +12,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "common/status.h"
 
 namespace tagwire::mpi {
+
+class TypeLayout;
+
+// How a derived type was made (MPI_Type_get_envelope / get_contents): the
+// combiner and the constructor's arguments, the old types kept alive by
+// their layouts (a freed old type must still be described).
+struct TypeConstructor {
+  int combiner = 0;  // MPI_COMBINER_*
+  std::vector<int> integers;
+  std::vector<std::ptrdiff_t> addresses;
+  std::vector<int> type_handles;  // as the user named them (predefined ones stay valid)
+  std::vector<std::shared_ptr<const TypeLayout>> type_layouts;  // null for predefined ones
+};
 
 class TypeLayout {
  public:
@@ -48,6 +62,11 @@ class TypeLayout {
   bool committed() const { return committed_; }
   void commit() { committed_ = true; }
   const std::vector<Run>& runs() const { return runs_; }
+  // Null for a predefined type.
+  const TypeConstructor* constructor() const { return constructor_.get(); }
+  void set_constructor(TypeConstructor c) {
+    constructor_ = std::make_shared<const TypeConstructor>(std::move(c));
+  }
 
   // True when `count` elements are `count * size()` bytes in a row from
   // buffer + lower_bound(): sent and received in place.
@@ -69,6 +88,7 @@ class TypeLayout {
   std::size_t alignment_ = 1;
   std::size_t basic_per_element_ = 0;
   bool committed_ = false;
+  std::shared_ptr<const TypeConstructor> constructor_;
 };
 
 }  // namespace tagwire::mpi

@@ -1,5 +1,6 @@
 // MPI datatypes: the constructors (each one TypeLayout::place call), commit
 // and free, size / extent / count queries, and MPI_Pack / MPI_Unpack.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,10 +21,28 @@ Status check_count(int count, const char* what) {
   return Status::ok();
 }
 
+// What MPI_Type_get_contents will say of a new type: its combiner, the
+// constructor's integers and addresses, and its old types (derived ones
+// kept alive, so that a freed old type is still described).
+TypeConstructor constructor(int combiner, std::vector<int> integers,
+                            std::vector<std::ptrdiff_t> addresses,
+                            std::span<const MPI_Datatype> types) {
+  TypeConstructor c;
+  c.combiner = combiner;
+  c.integers = std::move(integers);
+  c.addresses = std::move(addresses);
+  for (MPI_Datatype t : types) {
+    c.type_handles.push_back(t);
+    auto* derived = state().types.find(t);
+    c.type_layouts.push_back(derived != nullptr ? *derived : nullptr);
+  }
+  return c;
+}
+
 // Builds a derived type from `n` entries and hands out its handle.
 int make_type(const char* function, std::span<const int> blocks,
               std::span<const std::ptrdiff_t> displacements, std::span<const MPI_Datatype> types,
-              bool pad_to_alignment, MPI_Datatype* newtype) {
+              bool pad_to_alignment, TypeConstructor made_by, MPI_Datatype* newtype) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
   if (newtype == nullptr) {
     return report(MPI_COMM_WORLD, function, {ErrorCode::kInvalidArgument, "null newtype"});
@@ -37,6 +56,7 @@ int make_type(const char* function, std::span<const int> blocks,
   }
   auto made = TypeLayout::place(blocks, displacements, layouts, pad_to_alignment);
   TW_MPI_TRY(MPI_COMM_WORLD, made.status());
+  made->set_constructor(std::move(made_by));
   *newtype = state().types.add(std::make_shared<TypeLayout>(std::move(made).value()));
   return MPI_SUCCESS;
 }
@@ -44,9 +64,20 @@ int make_type(const char* function, std::span<const int> blocks,
 // `count` copies of one type at the given displacements (in bytes).
 int make_uniform(const char* function, std::span<const int> blocks,
                  std::span<const std::ptrdiff_t> displacements, MPI_Datatype oldtype,
-                 MPI_Datatype* newtype) {
+                 TypeConstructor made_by, MPI_Datatype* newtype) {
   std::vector<MPI_Datatype> types(blocks.size(), oldtype);
-  return make_type(function, blocks, displacements, types, false, newtype);
+  return make_type(function, blocks, displacements, types, false, std::move(made_by), newtype);
+}
+
+// `count` blocks `stride` bytes apart (vector and hvector).
+int make_strided(const char* function, int count, int blocklength, std::ptrdiff_t stride,
+                 MPI_Datatype oldtype, TypeConstructor made_by, MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(blocklength, "block length"));
+  std::vector<int> blocks(static_cast<std::size_t>(count), blocklength);
+  std::vector<std::ptrdiff_t> displacements(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) displacements[static_cast<std::size_t>(i)] = i * stride;
+  return make_uniform(function, blocks, displacements, oldtype, std::move(made_by), newtype);
 }
 
 Result<std::ptrdiff_t> extent_of(MPI_Datatype t) {
@@ -78,24 +109,24 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) 
   TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
   const int blocks[] = {count};
   const std::ptrdiff_t displacements[] = {0};
-  return make_uniform(__func__, blocks, displacements, oldtype, newtype);
+  return make_uniform(__func__, blocks, displacements, oldtype,
+                      constructor(MPI_COMBINER_CONTIGUOUS, {count}, {}, {&oldtype, 1}), newtype);
 }
 
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype* newtype) {
-  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
-  TW_MPI_TRY(MPI_COMM_WORLD, check_count(blocklength, "block length"));
-  std::vector<int> blocks(static_cast<std::size_t>(count), blocklength);
-  std::vector<std::ptrdiff_t> displacements(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) displacements[static_cast<std::size_t>(i)] = i * stride;
-  return make_uniform(__func__, blocks, displacements, oldtype, newtype);
+  return make_strided(
+      __func__, count, blocklength, stride, oldtype,
+      constructor(MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {&oldtype, 1}), newtype);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype* newtype) {
   auto extent = extent_of(oldtype);
   TW_MPI_TRY(MPI_COMM_WORLD, extent.status());
-  return MPI_Type_create_hvector(count, blocklength, stride * *extent, oldtype, newtype);
+  return make_strided(
+      __func__, count, blocklength, stride * *extent, oldtype,
+      constructor(MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {&oldtype, 1}), newtype);
 }
 
 int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
@@ -103,7 +134,11 @@ int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint
   TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
   const auto n = static_cast<std::size_t>(count);
   std::vector<std::ptrdiff_t> bytes(displacements, displacements + n);
-  return make_uniform(__func__, {blocklengths, n}, bytes, oldtype, newtype);
+  std::vector<int> integers{count};
+  integers.insert(integers.end(), blocklengths, blocklengths + n);
+  return make_uniform(__func__, {blocklengths, n}, bytes, oldtype,
+                      constructor(MPI_COMBINER_HINDEXED, std::move(integers), bytes, {&oldtype, 1}),
+                      newtype);
 }
 
 int MPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
@@ -114,7 +149,12 @@ int MPI_Type_indexed(int count, const int blocklengths[], const int displacement
   const auto n = static_cast<std::size_t>(count);
   std::vector<std::ptrdiff_t> bytes(n);
   for (std::size_t i = 0; i < n; ++i) bytes[i] = displacements[i] * *extent;
-  return make_uniform(__func__, {blocklengths, n}, bytes, oldtype, newtype);
+  std::vector<int> integers{count};
+  integers.insert(integers.end(), blocklengths, blocklengths + n);
+  integers.insert(integers.end(), displacements, displacements + n);
+  return make_uniform(__func__, {blocklengths, n}, bytes, oldtype,
+                      constructor(MPI_COMBINER_INDEXED, std::move(integers), {}, {&oldtype, 1}),
+                      newtype);
 }
 
 int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
@@ -122,7 +162,11 @@ int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint d
   TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
   const auto n = static_cast<std::size_t>(count);
   std::vector<std::ptrdiff_t> bytes(displacements, displacements + n);
-  return make_type(__func__, {blocklengths, n}, bytes, {types, n}, true, newtype);
+  std::vector<int> integers{count};
+  integers.insert(integers.end(), blocklengths, blocklengths + n);
+  return make_type(__func__, {blocklengths, n}, bytes, {types, n}, true,
+                   constructor(MPI_COMBINER_STRUCT, std::move(integers), bytes, {types, n}),
+                   newtype);
 }
 
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
@@ -132,7 +176,9 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
   if (extent < 0) {
     return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "negative extent"});
   }
-  *newtype = state().types.add(std::make_shared<TypeLayout>((*layout)->resized(lb, extent)));
+  auto resized = std::make_shared<TypeLayout>((*layout)->resized(lb, extent));
+  resized->set_constructor(constructor(MPI_COMBINER_RESIZED, {}, {lb, extent}, {&oldtype, 1}));
+  *newtype = state().types.add(std::move(resized));
   return MPI_SUCCESS;
 }
 
@@ -141,7 +187,50 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
   auto copy = std::make_shared<TypeLayout>(**layout);
   if ((*layout)->committed()) copy->commit();
+  copy->set_constructor(constructor(MPI_COMBINER_DUP, {}, {}, {&oldtype, 1}));
   *newtype = state().types.add(std::move(copy));
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                          int* num_datatypes, int* combiner) {
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  const TypeConstructor* c = (*layout)->constructor();
+  *combiner = c == nullptr ? MPI_COMBINER_NAMED : c->combiner;
+  *num_integers = c == nullptr ? 0 : static_cast<int>(c->integers.size());
+  *num_addresses = c == nullptr ? 0 : static_cast<int>(c->addresses.size());
+  *num_datatypes = c == nullptr ? 0 : static_cast<int>(c->type_handles.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[]) {
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  const TypeConstructor* c = (*layout)->constructor();
+  if (c == nullptr) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidType, "a predefined datatype has no contents"});
+  }
+  if (max_integers < static_cast<int>(c->integers.size()) ||
+      max_addresses < static_cast<int>(c->addresses.size()) ||
+      max_datatypes < static_cast<int>(c->type_handles.size())) {
+    return report(
+        MPI_COMM_WORLD, __func__,
+        {ErrorCode::kInvalidArgument, "arrays smaller than MPI_Type_get_envelope's counts"});
+  }
+  std::copy(c->integers.begin(), c->integers.end(), array_of_integers);
+  std::copy(c->addresses.begin(), c->addresses.end(), array_of_addresses);
+  for (std::size_t i = 0; i < c->type_handles.size(); ++i) {
+    // A derived old type comes back as a new handle the caller frees
+    // (MPI-4.1 §5.1.13); a predefined one as itself.
+    array_of_datatypes[i] =
+        c->type_layouts[i] == nullptr
+            ? c->type_handles[i]
+            : state().types.add(std::make_shared<TypeLayout>(*c->type_layouts[i]));
+  }
   return MPI_SUCCESS;
 }
 

@@ -236,6 +236,93 @@ static void maxloc_minloc(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* MPI_Type_get_envelope / get_contents: each constructor described as it
+ * was called, a freed old type still described (and handed back as a new
+ * handle that works and must be freed), predefined types NAMED. */
+static void envelopes_and_contents(void) {
+  int ni, na, nd, combiner;
+  int ints[16];
+  MPI_Aint addrs[16];
+  MPI_Datatype types[4];
+  MPI_Type_get_envelope(MPI_DOUBLE, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK(tw_class(MPI_Type_get_contents(MPI_INT, 0, 0, 0, ints, addrs, types)) == MPI_ERR_TYPE);
+
+  MPI_Datatype vec, hvec, idx, hidx, st, res, dup, contig;
+  MPI_Type_vector(3, 2, 5, MPI_INT, &vec);
+  MPI_Type_get_envelope(vec, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1);
+  CHECK(MPI_Type_get_contents(vec, 16, 16, 4, ints, addrs, types) == MPI_SUCCESS);
+  CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && types[0] == MPI_INT);
+  CHECK(tw_class(MPI_Type_get_contents(vec, 2, 16, 4, ints, addrs, types)) == MPI_ERR_ARG);
+
+  MPI_Type_create_hvector(2, 1, 40, vec, &hvec);
+  MPI_Type_get_envelope(hvec, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_HVECTOR && ni == 2 && na == 1 && nd == 1);
+  MPI_Type_free(&vec); /* hvec still describes it */
+  CHECK(MPI_Type_get_contents(hvec, 16, 16, 4, ints, addrs, types) == MPI_SUCCESS);
+  CHECK(ints[0] == 2 && ints[1] == 1 && addrs[0] == 40);
+  MPI_Type_get_envelope(types[0], &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_VECTOR && ni == 3); /* the freed vector, as a new handle */
+  int inner_size = 0;
+  MPI_Type_size(types[0], &inner_size);
+  CHECK(inner_size == 6 * (int)sizeof(int));
+  CHECK(MPI_Type_free(&types[0]) == MPI_SUCCESS);
+
+  int bl[2] = {1, 3}, disp[2] = {4, 0};
+  MPI_Type_indexed(2, bl, disp, MPI_SHORT, &idx);
+  MPI_Type_get_envelope(idx, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_INDEXED && ni == 5 && na == 0 && nd == 1);
+  MPI_Type_get_contents(idx, 16, 16, 4, ints, addrs, types);
+  CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 3 && ints[3] == 4 && ints[4] == 0);
+  CHECK(types[0] == MPI_SHORT);
+
+  MPI_Aint hd[2] = {16, 0};
+  MPI_Type_create_hindexed(2, bl, hd, MPI_CHAR, &hidx);
+  MPI_Type_get_envelope(hidx, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_HINDEXED && ni == 3 && na == 2 && nd == 1);
+  MPI_Type_get_contents(hidx, 16, 16, 4, ints, addrs, types);
+  CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 3 && addrs[0] == 16 && addrs[1] == 0);
+
+  int sbl[2] = {1, 2};
+  MPI_Aint sd[2] = {0, 8};
+  MPI_Datatype stypes[2] = {MPI_DOUBLE, MPI_INT};
+  MPI_Type_create_struct(2, sbl, sd, stypes, &st);
+  MPI_Type_get_envelope(st, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_STRUCT && ni == 3 && na == 2 && nd == 2);
+  MPI_Type_get_contents(st, 16, 16, 4, ints, addrs, types);
+  CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 2 && addrs[1] == 8);
+  CHECK(types[0] == MPI_DOUBLE && types[1] == MPI_INT);
+
+  MPI_Type_create_resized(MPI_INT, -4, 16, &res);
+  MPI_Type_get_envelope(res, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_RESIZED && ni == 0 && na == 2 && nd == 1);
+  MPI_Type_get_contents(res, 0, 16, 4, ints, addrs, types);
+  CHECK(addrs[0] == -4 && addrs[1] == 16 && types[0] == MPI_INT);
+
+  MPI_Type_contiguous(7, st, &contig);
+  MPI_Type_get_envelope(contig, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_CONTIGUOUS && ni == 1 && nd == 1);
+  MPI_Type_get_contents(contig, 16, 16, 4, ints, addrs, types);
+  CHECK(ints[0] == 7);
+  MPI_Type_get_envelope(types[0], &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_STRUCT);
+  MPI_Type_free(&types[0]);
+
+  MPI_Type_dup(contig, &dup);
+  MPI_Type_get_envelope(dup, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_DUP && ni == 0 && na == 0 && nd == 1);
+  MPI_Type_get_contents(dup, 0, 0, 1, ints, addrs, types);
+  MPI_Type_get_envelope(types[0], &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_CONTIGUOUS);
+  MPI_Type_free(&types[0]);
+
+  MPI_Datatype all[] = {hvec, idx, hidx, st, res, contig, dup};
+  for (int i = 0; i < 7; ++i) CHECK(MPI_Type_free(&all[i]) == MPI_SUCCESS);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -250,6 +337,7 @@ int main(int argc, char** argv) {
   }
   indexed_and_nested();
   maxloc_minloc();
+  envelopes_and_contents();
   int total_failed = 0;
   MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
