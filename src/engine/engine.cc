@@ -23,7 +23,6 @@ constexpr std::size_t kMaxRemoteKey = 4096;
 // Polls in a row before a blocking call gives its core away: oversubscribed
 // jobs would otherwise spin against the very peer they wait for.
 constexpr unsigned kSpinsBeforeYield = 64;
-constexpr int kCollectiveTag = 1;
 
 Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config, int rank,
                                                                int size) {
@@ -964,7 +963,7 @@ void Engine::bsend_release(void* block) {
 // --------------------------------------------------------- communicators
 
 Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
-                        std::span<std::uint8_t> in) {
+                        std::span<std::uint8_t> in, int tag) {
   std::vector<Request*> requests;
   {
     std::lock_guard lock(mutex_);
@@ -975,7 +974,7 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
       r->collective = true;
       r->comm = comm;
       r->peer = peer;
-      r->tag = kCollectiveTag;
+      r->tag = tag;
       r->bytes = kind == RequestKind::kSend ? out.size() : in.size();
       r->buffer = kind == RequestKind::kSend ? const_cast<std::uint8_t*>(out.data()) : in.data();
       Status s = start_operation(r);
@@ -1000,8 +999,9 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
   return wait_all(requests, statuses);
 }
 
-Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(
-    Communicator* comm, std::span<const std::uint8_t> mine) {
+Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(Communicator* comm,
+                                                                 std::span<const std::uint8_t> mine,
+                                                                 int tag) {
   // Bruck's algorithm: ceil(log2 n) steps; at distance d a rank sends the
   // blocks it holds to rank-d and receives as many from rank+d. `rotated`
   // holds block i = the part of rank (me + i) mod n. A rank thus talks to
@@ -1016,7 +1016,7 @@ Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(
     const std::size_t count = std::min(d, n - d);
     TAGWIRE_RETURN_IF_ERROR(exchange(comm, static_cast<int>((me + n - d) % n),
                                      {rotated.data(), count * m}, static_cast<int>((me + d) % n),
-                                     {rotated.data() + d * m, count * m}));
+                                     {rotated.data() + d * m, count * m}, tag));
   }
   std::vector<std::vector<std::uint8_t>> parts(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -1026,7 +1026,7 @@ Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(
   return parts;
 }
 
-Result<std::uint32_t> Engine::agree_context_id(Communicator* comm) {
+Result<std::uint32_t> Engine::agree_context_id(Communicator* comm, int tag) {
   std::uint32_t mine;
   {
     std::lock_guard lock(mutex_);
@@ -1034,7 +1034,7 @@ Result<std::uint32_t> Engine::agree_context_id(Communicator* comm) {
   }
   std::uint8_t bytes[4];
   std::memcpy(bytes, &mine, 4);
-  auto all = allgather(comm, bytes);
+  auto all = allgather(comm, bytes, tag);
   if (!all) return all.status();
   std::uint32_t agreed = 0;
   for (const auto& part : *all) {
@@ -1049,7 +1049,7 @@ Result<std::uint32_t> Engine::agree_context_id(Communicator* comm) {
 
 Result<Communicator*> Engine::comm_dup(Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  auto id = agree_context_id(comm);
+  auto id = agree_context_id(comm, kCollectiveTag);
   if (!id) return id.status();
   std::lock_guard lock(mutex_);
   comms_.push_back(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank()));
@@ -1062,9 +1062,10 @@ Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key)
     return Status(ErrorCode::kInvalidArgument, "split color must be >= 0 or MPI_UNDEFINED");
   }
   std::int32_t mine[2] = {color, key};
-  auto all = allgather(comm, {reinterpret_cast<const std::uint8_t*>(mine), sizeof(mine)});
+  auto all =
+      allgather(comm, {reinterpret_cast<const std::uint8_t*>(mine), sizeof(mine)}, kCollectiveTag);
   if (!all) return all.status();
-  auto id = agree_context_id(comm);
+  auto id = agree_context_id(comm, kCollectiveTag);
   if (!id) return id.status();
   if (color == kUndefinedColor) return static_cast<Communicator*>(nullptr);
   // Members of my color, ordered by (key, old rank).
@@ -1083,6 +1084,26 @@ Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key)
   }
   std::lock_guard lock(mutex_);
   comms_.push_back(std::make_unique<Communicator>(*id, std::move(world_ranks), my_rank));
+  return comms_.back().get();
+}
+
+Result<Communicator*> Engine::comm_create_group(Communicator* comm, const std::vector<int>& members,
+                                                int tag) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  TAGWIRE_RETURN_IF_ERROR(check_tag(tag, false));
+  const auto mine = std::find(members.begin(), members.end(), world_->rank());
+  if (mine == members.end()) return static_cast<Communicator*>(nullptr);
+  // Only the members agree, so they do it on a scratch communicator of
+  // their own: the parent's collective context, ranks numbered as in the
+  // group, and a tag of the user's that no engine collective uses
+  // (kCollectiveTag is 1), so neither a concurrent collective on the
+  // parent nor another Comm_create_group with another tag can take its
+  // messages.
+  Communicator scratch(comm->id(), members, static_cast<int>(mine - members.begin()));
+  auto id = agree_context_id(&scratch, kCollectiveTag + 1 + tag);
+  if (!id) return id.status();
+  std::lock_guard lock(mutex_);
+  comms_.push_back(std::make_unique<Communicator>(*id, members, scratch.rank()));
   return comms_.back().get();
 }
 
@@ -1117,7 +1138,8 @@ Status Engine::barrier(Communicator* comm) {
   std::uint8_t out = 0;
   std::uint8_t in = 0;
   for (int d = 1; d < n; d <<= 1) {
-    TAGWIRE_RETURN_IF_ERROR(exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}));
+    TAGWIRE_RETURN_IF_ERROR(
+        exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}, kCollectiveTag));
   }
   return Status::ok();
 }

@@ -55,6 +55,9 @@ inline constexpr int kAnySource = matching::kAnySource;
 inline constexpr int kAnyTag = matching::kAnyTag;
 inline constexpr int kUndefinedColor = -32766;  // MPI_UNDEFINED
 inline constexpr int kTagUpperBound = (1 << 30) - 1;
+// The tag of the engine's own collectives on a communicator's collective
+// context (Comm_create_group's agreement uses tags above it).
+inline constexpr int kCollectiveTag = 1;
 
 // A message taken by mprobe: only mrecv can receive it.
 struct Message {
@@ -179,6 +182,11 @@ class Engine final : public transport::Receiver {
   // Communicators (collective over `comm`).
   Result<Communicator*> comm_dup(Communicator* comm);
   Result<Communicator*> comm_split(Communicator* comm, int color, int key);  // null: undefined
+  // Collective over the members only (world ranks, in the new order), which
+  // must all be in `comm`; `tag` keeps concurrent calls on `comm` apart.
+  // Null for a caller that is not a member.
+  Result<Communicator*> comm_create_group(Communicator* comm, const std::vector<int>& members,
+                                          int tag);
   Status comm_free(Communicator* comm);
   Status barrier(Communicator* comm);
   // A send or receive on the communicator's collective context, for
@@ -280,11 +288,14 @@ class Engine final : public transport::Receiver {
   Result<bool> test_locked(Request* r, MessageStatus* status);
   void note_error(Request* r, const Status& s);
   // One collective step: receive `in` from `from` while sending `out` to `to`.
+  // `tag` on the communicator's collective context: kCollectiveTag for the
+  // engine's collectives, others for Comm_create_group's agreement.
   Status exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
-                  std::span<std::uint8_t> in);
+                  std::span<std::uint8_t> in, int tag);
   Result<std::vector<std::vector<std::uint8_t>>> allgather(Communicator* comm,
-                                                           std::span<const std::uint8_t> mine);
-  Result<std::uint32_t> agree_context_id(Communicator* comm);
+                                                           std::span<const std::uint8_t> mine,
+                                                           int tag);
+  Result<std::uint32_t> agree_context_id(Communicator* comm, int tag);
   void* bsend_allocate(std::size_t bytes);
   void bsend_release(void* block);
   // The helper thread: kProgress serves the transport all the time,

@@ -56,7 +56,8 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
   std::span<const std::uint8_t> key;
   if (w->registration) key = w->registration->packed_key();
   const auto key_length = static_cast<std::uint32_t>(key.size());
-  auto lengths = allgather(comm, {reinterpret_cast<const std::uint8_t*>(&key_length), 4});
+  auto lengths =
+      allgather(comm, {reinterpret_cast<const std::uint8_t*>(&key_length), 4}, kCollectiveTag);
   if (!lengths) return lengths.status().with_context("MPI_Win_create");
   std::uint32_t longest = 0;
   for (const auto& l : *lengths) {
@@ -68,7 +69,7 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
   const WindowRecord record{reinterpret_cast<std::uint64_t>(base), size, disp_unit, key_length};
   std::memcpy(mine.data(), &record, sizeof(record));
   if (!key.empty()) std::memcpy(mine.data() + sizeof(record), key.data(), key.size());
-  auto all = allgather(comm, mine);
+  auto all = allgather(comm, mine, kCollectiveTag);
   if (!all) return all.status().with_context("MPI_Win_create");
   for (const auto& part : *all) {
     WindowRecord r;

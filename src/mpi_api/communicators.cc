@@ -90,6 +90,26 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  auto members = group_members(group);
+  TW_MPI_TRY(comm, members.status());
+  const auto& parent = (*c)->world_ranks();
+  for (int w : *members) {
+    if (std::find(parent.begin(), parent.end(), w) == parent.end()) {
+      return report(comm, __func__,
+                    {ErrorCode::kInvalidGroup, "the group has world rank " + std::to_string(w) +
+                                                   ", which is not in the communicator"});
+    }
+  }
+  // Collective over the group's members only; MPI_COMM_NULL elsewhere.
+  auto made = state().engine->comm_create_group(*c, *members, tag);
+  TW_MPI_TRY(comm, made.status());
+  *newcomm = *made == nullptr ? MPI_COMM_NULL : add_comm(*made, comm);
+  return MPI_SUCCESS;
+}
+
 int MPI_Comm_free(MPI_Comm* comm) {
   auto c = comm_of(*comm);
   TW_MPI_TRY(*comm, c.status());

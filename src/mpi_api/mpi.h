@@ -235,6 +235,7 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int MPI_Barrier(MPI_Comm comm);
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
 int MPI_Comm_set_name(MPI_Comm comm, const char* name);
 int MPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen);
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag);

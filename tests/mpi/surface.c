@@ -321,6 +321,51 @@ static void conversion(void) {
   MPI_Comm_free(&dup);
 }
 
+/* MPI_Comm_create_group: collective over the group's members only. Evens
+ * and odds build their communicators at the same time with one tag (the
+ * groups are disjoint), in reverse rank order, while nobody else takes
+ * part; a group of one is local; outsiders get MPI_COMM_NULL. */
+static void create_group(void) {
+  MPI_Group world, mine, solo;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  /* My parity's ranks, highest first. */
+  int members[64], n = 0;
+  for (int r = size - 1; r >= 0; --r)
+    if (r % 2 == rank % 2) members[n++] = r;
+  MPI_Group_incl(world, n, members, &mine);
+  MPI_Comm comm = MPI_COMM_NULL;
+  CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, mine, 7, &comm) == MPI_SUCCESS);
+  CHECK(comm != MPI_COMM_NULL);
+  int r = -1, s = -1;
+  MPI_Comm_rank(comm, &r);
+  MPI_Comm_size(comm, &s);
+  CHECK(s == n);
+  CHECK(r >= 0 && r < n && members[r] == rank); /* ranked in the group's order */
+  int sum = 0, expected = 0;
+  for (int i = 0; i < n; ++i) expected += members[i];
+  CHECK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS);
+  CHECK(sum == expected); /* the traffic stayed among the members */
+  MPI_Comm_free(&comm);
+
+  int zero = 0;
+  MPI_Group_incl(world, 1, &zero, &solo);
+  CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, solo, 8, &comm) == MPI_SUCCESS);
+  if (rank == 0) {
+    CHECK(comm != MPI_COMM_NULL);
+    MPI_Comm_size(comm, &s);
+    CHECK(s == 1);
+    MPI_Comm_free(&comm);
+  } else {
+    CHECK(comm == MPI_COMM_NULL);
+  }
+  CHECK(tw_class(MPI_Comm_create_group(MPI_COMM_WORLD, solo, -1, &comm)) == MPI_ERR_TAG ||
+        rank != 0);
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS); /* the parent still works */
+  MPI_Group_free(&solo);
+  MPI_Group_free(&mine);
+  MPI_Group_free(&world);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -332,6 +377,7 @@ int main(int argc, char** argv) {
   info();
   conversion();
   alloc_mem();
+  create_group();
   int failures = tw_finish("mpi surface");
   if (!self_deleted) {
     fprintf(stderr, "[rank %d] MPI_COMM_SELF's attribute was not deleted at MPI_Finalize\n", rank);
