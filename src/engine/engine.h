@@ -306,6 +306,7 @@ class Engine final : public transport::Receiver {
   // A put's or get's target address after the range check (window.cc).
   Result<std::uint64_t> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,
                                    const char* what);
+  Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp, bool put);
   static void on_rma_done(void* ctx, const Status& s);
   static void on_send_done(void* ctx, const Status& s);
   static void on_read_done(void* ctx, const Status& s);

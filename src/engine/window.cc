@@ -162,33 +162,29 @@ Result<std::uint64_t> Engine::rma_target(Window* w, std::size_t bytes, int targe
 
 Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target,
                    std::uint64_t disp) {
-  TAGWIRE_RETURN_IF_ERROR(check_buffer(origin, bytes));
-  std::lock_guard lock(mutex_);
-  auto address = rma_target(w, bytes, target, disp, "MPI_Put");
-  if (!address) return address.status();
-  if (bytes == 0 || target == kProcNull) return Status::ok();
-  const int peer = w->comm->world_rank(target);
-  if (is_dead(peer)) return peer_failed_status(peer);
-  auto issued =
-      transport_->write(peer, {static_cast<const std::uint8_t*>(origin), bytes}, *address,
-                        w->ranks[static_cast<std::size_t>(target)].key, {&Engine::on_rma_done, w});
-  if (!issued) return issued.status().with_context("MPI_Put");
-  if (*issued == transport::Issued::kPending) ++w->pending;
-  return Status::ok();
+  // A put only reads `origin`: the cast lets one path issue both.
+  return rma(w, {static_cast<std::uint8_t*>(const_cast<void*>(origin)), bytes}, target, disp, true);
 }
 
 Status Engine::get(Window* w, void* origin, std::size_t bytes, int target, std::uint64_t disp) {
-  TAGWIRE_RETURN_IF_ERROR(check_buffer(origin, bytes));
+  return rma(w, {static_cast<std::uint8_t*>(origin), bytes}, target, disp, false);
+}
+
+Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp,
+                   bool put) {
+  const char* what = put ? "MPI_Put" : "MPI_Get";
+  TAGWIRE_RETURN_IF_ERROR(check_buffer(origin.data(), origin.size()));
   std::lock_guard lock(mutex_);
-  auto address = rma_target(w, bytes, target, disp, "MPI_Get");
+  auto address = rma_target(w, origin.size(), target, disp, what);
   if (!address) return address.status();
-  if (bytes == 0 || target == kProcNull) return Status::ok();
+  if (origin.empty() || target == kProcNull) return Status::ok();
   const int peer = w->comm->world_rank(target);
   if (is_dead(peer)) return peer_failed_status(peer);
-  auto issued =
-      transport_->read(peer, {static_cast<std::uint8_t*>(origin), bytes}, *address,
-                       w->ranks[static_cast<std::size_t>(target)].key, {&Engine::on_rma_done, w});
-  if (!issued) return issued.status().with_context("MPI_Get");
+  const auto& key = w->ranks[static_cast<std::size_t>(target)].key;
+  const transport::Completion done{&Engine::on_rma_done, w};
+  auto issued = put ? transport_->write(peer, origin, *address, key, done)
+                    : transport_->read(peer, origin, *address, key, done);
+  if (!issued) return issued.status().with_context(what);
   if (*issued == transport::Issued::kPending) ++w->pending;
   return Status::ok();
 }

@@ -47,5 +47,11 @@ MPI_Fint MPI_Op_c2f(MPI_Op op) {
 MPI_Op MPI_Op_f2c(MPI_Fint op) {
   return op;
 }
+MPI_Fint MPI_Win_c2f(MPI_Win win) {
+  return win;
+}
+MPI_Win MPI_Win_f2c(MPI_Fint win) {
+  return win;
+}
 
 }  // extern "C"

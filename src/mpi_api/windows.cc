@@ -263,12 +263,4 @@ int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-MPI_Fint MPI_Win_c2f(MPI_Win win) {
-  return win;
-}
-
-MPI_Win MPI_Win_f2c(MPI_Fint win) {
-  return win;
-}
-
 }  // extern "C"

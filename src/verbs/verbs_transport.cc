@@ -253,56 +253,18 @@ class VerbsTransport final : public transport::Transport {
                                  std::uint64_t remote_address,
                                  std::span<const std::uint8_t> remote_key,
                                  transport::Completion done) override {
-    TAGWIRE_RETURN_IF_ERROR(check_peer(peer));
-    std::uint32_t rkey = 0;
-    TAGWIRE_RETURN_IF_ERROR(unpack_key(remote_key, &rkey));
     counters_.bytes_read += local.size();
-    if (local.empty()) return transport::Issued::kDone;
-    if (peer == options_.rank) {
-      std::memcpy(local.data(), reinterpret_cast<const void*>(remote_address), local.size());
-      return transport::Issued::kDone;
-    }
-    while (rdma_in_flight_ >= kMaxRdma) poll_completions();
-    auto mr = verbs::register_memory(device_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
-    if (!mr) return mr.status().with_context("registering a rendezvous destination");
-    const std::uint64_t op = next_op_++;
-    Status s = qps_[static_cast<std::size_t>(peer)]->post_read(
-        wr_id(WrKind::kRead, op),
-        LocalBuffer{local.data(), static_cast<std::uint32_t>(local.size()), (*mr)->lkey},
-        remote_address, rkey);
-    if (!s.is_ok()) return s;
-    pending_.emplace(op, Pending{done, std::move(mr).value(), nullptr, 0});
-    ++rdma_in_flight_;
-    return transport::Issued::kPending;
+    return rdma(WrKind::kRead, peer, local, remote_address, remote_key, done);
   }
 
   Result<transport::Issued> write(transport::PeerId peer, std::span<const std::uint8_t> local,
                                   std::uint64_t remote_address,
                                   std::span<const std::uint8_t> remote_key,
                                   transport::Completion done) override {
-    TAGWIRE_RETURN_IF_ERROR(check_peer(peer));
-    std::uint32_t rkey = 0;
-    TAGWIRE_RETURN_IF_ERROR(unpack_key(remote_key, &rkey));
     counters_.bytes_written += local.size();
-    if (local.empty()) return transport::Issued::kDone;
-    if (peer == options_.rank) {
-      std::memcpy(reinterpret_cast<void*>(remote_address), local.data(), local.size());
-      return transport::Issued::kDone;
-    }
-    while (rdma_in_flight_ >= kMaxRdma) poll_completions();
-    auto mr = verbs::register_memory(device_, const_cast<std::uint8_t*>(local.data()), local.size(),
-                                     IBV_ACCESS_LOCAL_WRITE);
-    if (!mr) return mr.status().with_context("registering an RDMA WRITE source");
-    const std::uint64_t op = next_op_++;
-    Status s = qps_[static_cast<std::size_t>(peer)]->post_write(
-        wr_id(WrKind::kWrite, op),
-        LocalBuffer{const_cast<std::uint8_t*>(local.data()),
-                    static_cast<std::uint32_t>(local.size()), (*mr)->lkey},
-        remote_address, rkey, true);
-    if (!s.is_ok()) return s;
-    pending_.emplace(op, Pending{done, std::move(mr).value(), nullptr, 0});
-    ++rdma_in_flight_;
-    return transport::Issued::kPending;
+    // An RDMA WRITE only reads `local`: the cast lets one path post both.
+    return rdma(WrKind::kWrite, peer, {const_cast<std::uint8_t*>(local.data()), local.size()},
+                remote_address, remote_key, done);
   }
 
   Result<transport::Issued> flush(transport::Completion) override {
@@ -455,6 +417,43 @@ class VerbsTransport final : public transport::Transport {
     loopback_ = std::move(owned);
     TW_INFO("verbs", "device has IBV_ATOMIC_HCA: slot claims go through a loopback QP");
     return Status::ok();
+  }
+
+  // RDMA READ into `local`, or RDMA WRITE from it: registered for the
+  // operation (the registration cache is issue 4's), completed by handle().
+  Result<transport::Issued> rdma(WrKind kind, transport::PeerId peer, std::span<std::uint8_t> local,
+                                 std::uint64_t remote_address,
+                                 std::span<const std::uint8_t> remote_key,
+                                 transport::Completion done) {
+    TAGWIRE_RETURN_IF_ERROR(check_peer(peer));
+    std::uint32_t rkey = 0;
+    TAGWIRE_RETURN_IF_ERROR(unpack_key(remote_key, &rkey));
+    if (local.empty()) return transport::Issued::kDone;
+    if (peer == options_.rank) {
+      auto* remote = reinterpret_cast<std::uint8_t*>(remote_address);
+      if (kind == WrKind::kRead) {
+        std::memcpy(local.data(), remote, local.size());
+      } else {
+        std::memcpy(remote, local.data(), local.size());
+      }
+      return transport::Issued::kDone;
+    }
+    while (rdma_in_flight_ >= kMaxRdma) poll_completions();
+    auto mr = verbs::register_memory(device_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
+    if (!mr) {
+      return mr.status().with_context(kind == WrKind::kRead ? "registering an RDMA READ destination"
+                                                            : "registering an RDMA WRITE source");
+    }
+    const std::uint64_t op = next_op_++;
+    const LocalBuffer buffer{local.data(), static_cast<std::uint32_t>(local.size()), (*mr)->lkey};
+    RcQueuePair& qp = *qps_[static_cast<std::size_t>(peer)];
+    Status s = kind == WrKind::kRead
+                   ? qp.post_read(wr_id(kind, op), buffer, remote_address, rkey)
+                   : qp.post_write(wr_id(kind, op), buffer, remote_address, rkey, true);
+    if (!s.is_ok()) return s;
+    pending_.emplace(op, Pending{done, std::move(mr).value(), nullptr, 0});
+    ++rdma_in_flight_;
+    return transport::Issued::kPending;
   }
 
   Status check_peer(transport::PeerId peer) const {
