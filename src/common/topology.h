@@ -19,8 +19,9 @@ namespace tagwire {
 
 class Topology {
  public:
-  // Loads the topology of this machine, I/O devices included.
-  static Result<Topology> load();
+  // Loads the topology of this machine; with_io: RDMA devices and their
+  // PCI parents too (needed by pus_near_device / rdma_devices; slower).
+  static Result<Topology> load(bool with_io = true);
 
   Topology(Topology&&) noexcept;
   Topology& operator=(Topology&&) noexcept;

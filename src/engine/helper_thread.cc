@@ -42,7 +42,8 @@ void Engine::helper_thread_main(HelperMode mode) {
   const char* name = mode == HelperMode::kAgent ? "cancel agent" : "progress thread";
   // Near the NIC when one is named, and off the core the application
   // thread started on when there is another.
-  if (auto topology = Topology::load()) {
+  // (PCI discovery only when there is a device to be near: it can be slow.)
+  if (auto topology = Topology::load(!config_.device.empty())) {
     int pu = topology->pick_helper_pu(config_.device, application_pu_);
     Status bound = topology->bind_current_thread(pu);
     if (bound.is_ok()) {
