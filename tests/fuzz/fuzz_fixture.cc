@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "engine/bootstrap.h"
 #include "transport/transport.h"
@@ -111,6 +112,12 @@ Fixture::Fixture() {
   config.cancel_agent = false;
   config.progress_thread = false;
   config.log_level = log::Level::kError;  // a warning per dropped message would drown the run
+  // TAGWIRE_TEST_CANCEL_MODE=onesided: the engine keeps slot descriptors,
+  // and hostile slot fields reach the claim and the notice paths.
+  if (const char* mode = std::getenv("TAGWIRE_TEST_CANCEL_MODE");
+      mode != nullptr && std::string_view(mode) == "onesided") {
+    config.cancel_mode = CancelMode::kOneSided;
+  }
   auto made =
       Engine::create(config, std::make_unique<FuzzBootstrap>(), std::make_unique<NullTransport>());
   if (!made) die("engine", made.status());

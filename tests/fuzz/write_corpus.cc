@@ -83,6 +83,20 @@ int main(int argc, char** argv) {
   crep.request_id = 3;
   crep.flags = kFlagCancelled;
   write(dir, "cancel-reply", 32, crep, 0);
+  // One-sided cancel: a message with a slot descriptor (unexpected, and
+  // matched by a posted receive, so the claim runs), and a notice naming one.
+  Header slotted = base(MessageType::kEager);
+  slotted.length = 8;
+  slotted.slot = 3;
+  slotted.slot_expected = 0;
+  write(dir, "eager-slotted-unexpected", 0, slotted, 8);
+  write(dir, "eager-slotted-matched", 1, slotted, 8);
+  Header notice = base(MessageType::kCancelRequest);
+  notice.flags = kFlagCancelled;
+  notice.request_id = 5;
+  notice.slot = 3;
+  notice.slot_expected = 0;
+  write(dir, "cancel-notice", 0, notice, 0);
   Header bad = base(MessageType::kEager);
   bad.origin = 99;
   write(dir, "bad-origin", 63, bad, 0);
