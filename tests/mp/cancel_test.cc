@@ -257,8 +257,8 @@ TEST(SendCancel, ReceiverAwayFromTheLibraryStillAnswers) {
   // Who answers for a receiver that never calls the library: its agent or
   // progress thread; or, in one-sided mode over verbs, nobody at all: the
   // sender's RDMA CAS is executed by the receiver's NIC.
-  const bool nic_decides = E().config().cancel_mode == CancelMode::kOneSided &&
-                           E().transport_name() == "verbs";
+  const bool nic_decides =
+      E().config().cancel_mode == CancelMode::kOneSided && E().transport_name() == "verbs";
   if (!E().config().cancel_agent && !E().config().progress_thread && !nic_decides) {
     GTEST_SKIP() << "TAGWIRE_CANCEL_AGENT=0 and no progress thread: nothing answers for an "
                     "absent receiver";
