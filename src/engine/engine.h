@@ -273,7 +273,9 @@ class Engine final : public transport::Receiver {
   // Drops unexpected messages at the head of what `pattern` would take
   // that their senders cancelled (one-sided mode); with `claim_head`, claims the one left.
   void settle_unexpected(const matching::ReceivePattern& pattern, bool claim_head);
-  void drop_cancelled(const matching::IncomingMessage& m);
+  // Takes a cancelled message out of the unexpected queue (if still there).
+  void drop_cancelled(matching::ContextId context, matching::Rank source,
+                      std::uint64_t sender_request_id);
   Status cancel_by_slot(Request* r);
   struct SlotCancel;
   void on_slot_cancel_done(SlotCancel& op, const Status& s);

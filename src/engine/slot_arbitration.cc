@@ -232,10 +232,10 @@ bool Engine::undeliverable(const PendingMessage& m) {
   return word.load() != m.slot_expected;
 }
 
-void Engine::drop_cancelled(const matching::IncomingMessage& m) {
-  auto taken =
-      matcher_.cancel_unexpected(m.envelope.context, m.envelope.source, m.sender_request_id);
-  if (!taken) return;
+void Engine::drop_cancelled(matching::ContextId context, matching::Rank source,
+                            std::uint64_t sender_request_id) {
+  auto taken = matcher_.cancel_unexpected(context, source, sender_request_id);
+  if (!taken) return;  // dropped already, when the receiver met it
   unexpected_.erase(taken->cookie);
   ++counters_.messages_cancelled;
 }
@@ -248,7 +248,8 @@ void Engine::settle_unexpected(const matching::ReceivePattern& pattern, bool cla
     const PendingMessage& m = *unexpected_.at(head->cookie);
     if (m.slot == 0) return;
     if (claim_head ? claim(m) : !undeliverable(m)) return;
-    drop_cancelled(*head);  // its sender won: the next one in line
+    // Its sender won: the next one in line.
+    drop_cancelled(head->envelope.context, head->envelope.source, head->sender_request_id);
   }
 }
 
@@ -264,10 +265,7 @@ void Engine::on_cancel_notice(const Header& h) {
     TW_WARN("engine", "cancel notice from rank " << h.origin << " names no cancelled slot");
     return;
   }
-  auto taken = matcher_.cancel_unexpected(h.context, h.source, h.request_id);
-  if (!taken) return;  // dropped already, when the receiver met it
-  unexpected_.erase(taken->cookie);
-  ++counters_.messages_cancelled;
+  drop_cancelled(h.context, h.source, h.request_id);
 }
 
 }  // namespace tagwire::engine
