@@ -19,6 +19,22 @@ Result<RcQueuePair> RcQueuePair::create(const Device& device, ibv_cq* send_cq, i
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = max_inline;
+  return create_from(device, init);
+}
+
+Result<RcQueuePair> RcQueuePair::create_on_srq(const Device& device, ibv_cq* cq, ibv_srq* srq,
+                                               std::uint32_t send_depth) {
+  ibv_qp_init_attr init{};
+  init.send_cq = cq;
+  init.recv_cq = cq;
+  init.srq = srq;
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = send_depth;
+  init.cap.max_send_sge = send_depth > 0 ? 1 : 0;
+  return create_from(device, init);
+}
+
+Result<RcQueuePair> RcQueuePair::create_from(const Device& device, ibv_qp_init_attr& init) {
   RcQueuePair q;
   q.qp_.reset(ibv_create_qp(device.pd(), &init));
   if (!q.qp_) return verbs_error("ibv_create_qp", errno);

@@ -34,6 +34,10 @@ class RcQueuePair {
   // carry inline (no registration, no DMA read of the payload).
   static Result<RcQueuePair> create(const Device& device, ibv_cq* send_cq, ibv_cq* recv_cq,
                                     std::uint32_t depth, std::uint32_t max_inline);
+  // A QP whose receives come from `srq` (a tag-matching SRQ: `send_depth`
+  // 0, since such a QP gives up its send queue).
+  static Result<RcQueuePair> create_on_srq(const Device& device, ibv_cq* cq, ibv_srq* srq,
+                                           std::uint32_t send_depth);
 
   QpAddress address(int gid_index) const;
   // INIT -> RTR -> RTS towards `remote`, with the device's active MTU.
@@ -57,6 +61,7 @@ class RcQueuePair {
   std::uint32_t max_inline() const { return max_inline_; }
 
  private:
+  static Result<RcQueuePair> create_from(const Device& device, ibv_qp_init_attr& init);
   Status post(ibv_send_wr& wr, const char* what);
 
   QpPtr qp_;

@@ -39,6 +39,17 @@ struct QpDeleter {
 };
 using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
 
+// An extended CQ (ibv_create_cq_ex) is destroyed through its ibv_cq.
+struct CqExDeleter {
+  void operator()(ibv_cq_ex* c) const { ibv_destroy_cq(ibv_cq_ex_to_cq(c)); }
+};
+using CqExPtr = std::unique_ptr<ibv_cq_ex, CqExDeleter>;
+
+struct SrqDeleter {
+  void operator()(ibv_srq* s) const { ibv_destroy_srq(s); }
+};
+using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
+
 struct MrDeleter {
   void operator()(ibv_mr* m) const { ibv_dereg_mr(m); }
 };

@@ -15,6 +15,8 @@
 
 #include "verbs/device.h"
 #include "verbs/rc_queue_pair.h"
+#include "verbs/tm_completion.h"
+#include "verbs/tm_header.h"
 #include "verbs/verbs_status.h"
 #include "verbs/verbs_transport.h"
 
@@ -59,6 +61,75 @@ TEST(VerbsStatus, CompletionErrorsNameTheStatus) {
   EXPECT_NE(s.to_string().find("RDMA READ"), std::string::npos);
   wc.status = IBV_WC_REM_ACCESS_ERR;
   EXPECT_EQ(completion_error("RDMA READ", wc).code(), ErrorCode::kTransport);
+}
+
+// The tag-matching headers, byte for byte as rdma-core's tm_types.h lays
+// them out (big-endian), and what a malformed one is.
+TEST(TmHeader, EncodesBigEndianAndRoundTrips) {
+  std::uint8_t bytes[kTmHeaderBytes];
+  TmHeader h{IBV_TMH_EAGER, 0x01020304u, 0x1122334455667788ull};
+  encode_tm_header(h, std::span<std::uint8_t, kTmHeaderBytes>(bytes));
+  const std::uint8_t expected[kTmHeaderBytes] = {3,    0,    0,    0,    1,    2,    3,    4,
+                                                 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+  EXPECT_EQ(std::memcmp(bytes, expected, sizeof bytes), 0);
+  auto back = decode_tm_header(bytes);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, h);
+
+  bytes[1] = 1;  // reserved must be zero
+  EXPECT_FALSE(decode_tm_header(bytes).has_value());
+  bytes[1] = 0;
+  bytes[0] = 9;  // no such operation
+  EXPECT_FALSE(decode_tm_header(bytes).has_value());
+  EXPECT_FALSE(decode_tm_header(std::span<const std::uint8_t>(bytes, 15)).has_value());
+
+  std::uint8_t rvh[kRendezvousHeaderBytes];
+  RendezvousHeader r{0xdeadbeef00ull, 0xabcd, 1u << 20};
+  encode_rendezvous_header(r, std::span<std::uint8_t, kRendezvousHeaderBytes>(rvh));
+  EXPECT_EQ(rvh[15], 0);
+  EXPECT_EQ(rvh[13], 0x10);
+  EXPECT_EQ(*decode_rendezvous_header(rvh), r);
+}
+
+// Every completion the tag-matching contract defines, mapped to what it
+// means (see tm_completion.h for the table).
+TEST(TmCompletion, EachContractCompletionMeansOneThing) {
+  auto kind = [](ibv_wc_opcode op, ibv_wc_status status, unsigned flags) {
+    TmCompletion c;
+    c.opcode = op;
+    c.status = status;
+    c.flags = flags;
+    return classify_tm_completion(c);
+  };
+  EXPECT_EQ(kind(IBV_WC_TM_ADD, IBV_WC_SUCCESS, 0).kind, TmEventKind::kAddDone);
+  EXPECT_TRUE(kind(IBV_WC_TM_ADD, IBV_WC_SUCCESS, 0).ok);
+  TmEvent refused = kind(IBV_WC_TM_ADD, IBV_WC_TM_ERR, IBV_WC_TM_SYNC_REQ);
+  EXPECT_EQ(refused.kind, TmEventKind::kAddDone);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_TRUE(refused.sync_requested);
+  TmEvent gone = kind(IBV_WC_TM_DEL, IBV_WC_TM_ERR, 0);
+  EXPECT_EQ(gone.kind, TmEventKind::kDelDone);
+  EXPECT_FALSE(gone.ok) << "DEL of a consumed entry";
+  EXPECT_EQ(kind(IBV_WC_TM_SYNC, IBV_WC_SUCCESS, 0).kind, TmEventKind::kSyncDone);
+  EXPECT_EQ(kind(IBV_WC_TM_RECV, IBV_WC_SUCCESS, IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID).kind,
+            TmEventKind::kMatched);
+  EXPECT_EQ(kind(IBV_WC_TM_RECV, IBV_WC_SUCCESS, IBV_WC_TM_MATCH).kind,
+            TmEventKind::kMatchedDataFollows);
+  EXPECT_EQ(kind(IBV_WC_TM_RECV, IBV_WC_SUCCESS, IBV_WC_TM_DATA_VALID).kind,
+            TmEventKind::kDataArrived);
+  TmEvent unexpected = kind(IBV_WC_TM_RECV, IBV_WC_SUCCESS, IBV_WC_TM_SYNC_REQ);
+  EXPECT_EQ(unexpected.kind, TmEventKind::kUnexpected);
+  EXPECT_TRUE(unexpected.sync_requested);
+  EXPECT_EQ(kind(IBV_WC_RECV, IBV_WC_SUCCESS, 0).kind, TmEventKind::kUnexpected)
+      << "a plain SRQ hands every message to software";
+  EXPECT_EQ(kind(IBV_WC_TM_RECV, IBV_WC_TM_RNDV_INCOMPLETE, IBV_WC_TM_MATCH).kind,
+            TmEventKind::kRendezvousInSoftware);
+  EXPECT_EQ(kind(IBV_WC_TM_NO_TAG, IBV_WC_SUCCESS, 0).kind, TmEventKind::kUntagged);
+  // IBV_WC_TM_ERR is an answer only to a list operation; on a receive, and
+  // any other error status anywhere, the completion failed.
+  EXPECT_EQ(kind(IBV_WC_TM_RECV, IBV_WC_TM_ERR, 0).kind, TmEventKind::kFailed);
+  EXPECT_EQ(kind(IBV_WC_TM_RECV, IBV_WC_LOC_LEN_ERR, IBV_WC_TM_MATCH).kind, TmEventKind::kFailed);
+  EXPECT_EQ(kind(IBV_WC_TM_ADD, IBV_WC_WR_FLUSH_ERR, 0).kind, TmEventKind::kFailed);
 }
 
 // ------------------------------------------------------------ on a device
