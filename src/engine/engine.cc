@@ -38,8 +38,8 @@ Result<std::unique_ptr<transport::Transport>> create_transport(const Config& con
 #endif
     case TransportChoice::kVerbs:
 #ifdef TAGWIRE_HAVE_VERBS
-      return verbs::create_verbs_transport(
-          verbs::VerbsOptions{config.device, rank, size, config.eager_threshold, 64});
+      return verbs::create_verbs_transport(verbs::VerbsOptions{
+          config.device, rank, size, config.eager_threshold, 64, config.tag_matching});
 #else
       return Status(ErrorCode::kUnsupported,
                     "TAGWIRE_TRANSPORT=verbs: this build has no verbs transport (libibverbs-dev "

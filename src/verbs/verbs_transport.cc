@@ -633,6 +633,30 @@ Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const Verbs
   }
   auto device = Device::open(options.device);
   if (!device) return device.status();
+  // The tag-matching probe (TAGWIRE_TM): the offload itself is built and
+  // tested as far as TagMatchingReceiver (verbs/tag_matching_receiver.h);
+  // this transport does not carry the engine's messages through it yet, so
+  // a device that has it still matches in software, and says so.
+  const DeviceCaps& caps = device->caps();
+  auto hardware = use_hardware_tag_matching(caps, options.tag_matching);
+  if (!hardware) return hardware.status();
+  if (*hardware) {
+    if (options.tag_matching == TagMatchingChoice::kOn) {
+      return Status(ErrorCode::kUnsupported,
+                    "TAGWIRE_TM=on: device " + caps.name +
+                        " has tag matching, but the verbs transport does not yet carry the "
+                        "engine's messages through it; use TAGWIRE_TM=auto");
+    }
+    TW_INFO("verbs",
+            "device " << caps.name << " offers tag matching (IBV_TM_CAP_RC, " << caps.tm_max_tags
+                      << " tags); matching in software: the transport does not use it yet");
+  } else {
+    TW_INFO("verbs",
+            "tag matching in software: device "
+                << caps.name
+                << (options.tag_matching == TagMatchingChoice::kOff ? " (TAGWIRE_TM=off)"
+                                                                    : " reports no IBV_TM_CAP_RC"));
+  }
   auto t = std::make_unique<VerbsTransport>(std::move(device).value(), options);
   TAGWIRE_RETURN_IF_ERROR(t->start());
   TW_INFO("verbs", "device " << options.device << " ready for " << options.size << " ranks");

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "common/config.h"
 #include "common/status.h"
 #include "transport/transport.h"
 
@@ -28,6 +29,7 @@ struct VerbsOptions {
   int size = 1;                      // the job
   std::size_t max_payload = 8192;    // the largest payload send() carries (eager threshold)
   std::uint32_t receive_depth = 64;  // receive buffers per peer
+  TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;  // TAGWIRE_TM
 };
 
 Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const VerbsOptions& options);
