@@ -56,6 +56,9 @@ PostResult OffloadedMatcher::post_receive(const ReceivePattern& pattern,
     ++counters_.matched_by_software;
     return result;
   }
+  // No NIC (soft-RoCE, UCX): nothing to decide, and nothing to remember
+  // for rule 1, since no later receive can be offloaded either.
+  if (capacity_ == 0) return result;
   const std::uint64_t id = result.handle.sequence;
   auto encoded = encode_nic_pattern(pattern);
   bool offload = false;
@@ -107,6 +110,7 @@ ArrivalResult OffloadedMatcher::on_unexpected(const IncomingMessage& message, bo
   ArrivalResult result = software_.arrive(message);
   if (!result.matched) return result;
   ++counters_.matched_by_software;
+  if (capacity_ == 0) return result;
   const std::uint64_t id = result.receive.sequence;
   if (auto it = entries_.find(id); it != entries_.end()) {
     // Rule 3: the NIC's copy goes before anything can re-enable it. The
