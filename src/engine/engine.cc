@@ -155,6 +155,11 @@ Status Engine::start_up() {
   return Status::ok();
 }
 
+void Engine::allow_application_threads() {
+  mutex_.allow_application_threads();
+  if (!mutex_.enabled()) mutex_.enable();  // no helper thread: the lock was off
+}
+
 Engine::~Engine() {
   Status s = finalize();
   if (!s.is_ok()) TW_WARN("engine", "finalize: " << s.to_string());

@@ -209,6 +209,13 @@ class Engine final : public transport::Receiver {
   // Drives communication from the calling thread.
   unsigned progress();
 
+  // MPI_THREAD_MULTIPLE: from now on any number of application threads may
+  // call in at once. Call before the application starts a second thread.
+  // Point-to-point, probe, mprobe and cancel are safe from any thread;
+  // creating communicators or windows from two threads at once is not
+  // (their context-id agreement assumes one creation at a time).
+  void allow_application_threads();
+
   EngineCounters counters() const;
   transport::TransportCounters transport_counters() const;
 

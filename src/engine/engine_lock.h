@@ -17,7 +17,10 @@
 // every application entry bumps an activity count, and the agent serves the
 // transport only after the count has stood still for a while.
 //
-// Not re-entrant; the application side is one thread (MPI_THREAD_FUNNELED).
+// Not re-entrant. The application side is one thread, unless
+// allow_application_threads() was called (MPI_THREAD_MULTIPLE): then a
+// plain mutex orders the application's threads first, and the one that
+// holds it meets the helper exactly as a single thread would.
 #pragma once
 
 #include <atomic>
@@ -38,6 +41,8 @@ class EngineLock {
  public:
   // Fixed before any second thread exists.
   void enable();
+  void allow_application_threads() { multiple_ = true; }
+  bool application_threads() const { return multiple_; }
   bool enabled() const { return enabled_; }
   // Whether the helper's side uses membarrier (false: classic Dekker).
   bool asymmetric() const { return asymmetric_; }
@@ -45,6 +50,9 @@ class EngineLock {
   // The application thread.
   void lock() {
     if (!enabled_) return;
+#ifndef TAGWIRE_ENGINE_LOCK_MUTEX
+    if (multiple_) application_mutex_.lock();
+#endif
     activity_.store(activity_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 #ifdef TAGWIRE_ENGINE_LOCK_MUTEX
     application_in_.store(true, std::memory_order_relaxed);
@@ -67,6 +75,7 @@ class EngineLock {
     mutex_.unlock();
 #else
     application_in_.store(false, std::memory_order_release);
+    if (multiple_) application_mutex_.unlock();
 #endif
   }
 
@@ -92,6 +101,8 @@ class EngineLock {
 
   bool enabled_ = false;
   bool asymmetric_ = false;
+  bool multiple_ = false;
+  std::mutex application_mutex_;  // application threads, when multiple_
   std::atomic<bool> application_in_{false};
   std::atomic<bool> helper_in_{false};
   std::atomic<std::uint64_t> activity_{0};

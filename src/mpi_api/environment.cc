@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "mpi_api/state.h"
 
@@ -28,8 +29,16 @@ int MPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided
   st.world.comm = st.engine->world();
   st.self.comm = st.engine->self();
   st.initialized = true;
-  // Honest level: one thread calls MPI (the progress thread is internal).
-  st.thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+  st.main_thread = std::this_thread::get_id();
+  // Whatever is asked for, up to MPI_THREAD_MULTIPLE (engine.h says what
+  // that covers). SERIALIZED is provided as MULTIPLE: the same locks.
+  st.thread_level = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
+                    : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                     : required;
+  if (st.thread_level >= MPI_THREAD_SERIALIZED) {
+    st.engine->allow_application_threads();
+    enable_threads();
+  }
   if (provided != nullptr) *provided = st.thread_level;
   return MPI_SUCCESS;
 }
@@ -72,6 +81,11 @@ int MPI_Abort(MPI_Comm /*comm*/, int errorcode) {
 
 int MPI_Query_thread(int* provided) {
   *provided = state().thread_level;
+  return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int* flag) {
+  *flag = std::this_thread::get_id() == state().main_thread ? 1 : 0;
   return MPI_SUCCESS;
 }
 

@@ -48,12 +48,16 @@ Result<WireBuffer> wire_buffer(const void* buf, int count, MPI_Datatype datatype
 // Hands out the handle of a new request, keeping its pack buffer with it.
 MPI_Request add_request(engine::Request* r, WireBuffer& w) {
   MPI_Request h = state().requests.add(r);
-  if (w.staging) state().staging[h] = std::move(*w.staging);
+  if (w.staging) {
+    ThreadGuard guard(state().staging_mutex);
+    state().staging[h] = std::move(*w.staging);
+  }
   return h;
 }
 
 // Before a send starts (and every restart of a persistent one): pack.
 void pack_for_send(MPI_Request h) {
+  ThreadGuard guard(state().staging_mutex);
   auto it = state().staging.find(h);
   if (it == state().staging.end() || it->second.receive) return;
   Staging& s = it->second;
@@ -106,12 +110,15 @@ Result<engine::Request*> request_of(MPI_Request handle) {
 // far as the message went), and a non-persistent request is gone (the
 // engine has released it, so `persistent` is read before completion).
 void retire(MPI_Request* handle, bool persistent, const engine::MessageStatus& st) {
-  auto it = state().staging.find(*handle);
-  if (it != state().staging.end()) {
-    Staging& s = it->second;
-    if (s.receive && !st.cancelled)
-      s.layout->unpack(s.packed.data(), st.count, s.count, s.user_buffer);
-    if (!persistent) state().staging.erase(it);
+  {
+    ThreadGuard guard(state().staging_mutex);
+    auto it = state().staging.find(*handle);
+    if (it != state().staging.end()) {
+      Staging& s = it->second;
+      if (s.receive && !st.cancelled)
+        s.layout->unpack(s.packed.data(), st.count, s.count, s.user_buffer);
+      if (!persistent) state().staging.erase(it);
+    }
   }
   if (*handle != MPI_REQUEST_NULL && !persistent) {
     state().requests.remove(*handle);
@@ -512,6 +519,7 @@ int MPI_Request_free(MPI_Request* request) {
   }
   const bool in_flight = (*r)->active && !(*r)->complete;
   TW_MPI_TRY(MPI_COMM_WORLD, E().request_free(*r));
+  ThreadGuard guard(state().staging_mutex);
   if (auto it = state().staging.find(*request); it != state().staging.end()) {
     // The engine may still read or write the pack buffer: keep it until
     // MPI_Finalize.

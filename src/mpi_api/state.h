@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -76,6 +78,7 @@ struct State {
   bool initialized = false;
   bool finalized = false;
   int thread_level = MPI_THREAD_FUNNELED;
+  std::thread::id main_thread;  // the thread that called MPI_Init (MPI_Is_thread_main)
   CommEntry world, self;
   HandleTable<CommEntry> comms{3};                            // user communicators from 3 up
   HandleTable<engine::Request*> requests{1};                  // 0 is MPI_REQUEST_NULL
@@ -88,6 +91,7 @@ struct State {
   // Operations on non-contiguous datatypes: their pack buffers, by request.
   std::unordered_map<MPI_Request, Staging> staging;
   std::vector<Staging> orphaned_staging;  // freed while in flight
+  std::mutex staging_mutex;               // both of the above, under MPI_THREAD_MULTIPLE
   // Windows (entries stay put: attribute pointers into them are handed out).
   HandleTable<std::unique_ptr<WinEntry>> windows{1};  // 0 is MPI_WIN_NULL
   HandleTable<WinKeyval> win_keyvals{kFirstUserKeyval};
