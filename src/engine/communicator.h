@@ -2,6 +2,12 @@
 // traffic apart. Each communicator has two contexts: one for user
 // point-to-point, one for the engine's own collectives (barrier, the
 // agreement behind dup and split), so neither can match the other.
+//
+// An intercommunicator also has a remote group: its point-to-point ranks
+// name the remote group's members, and a message's source is its sender's
+// rank in the sender's own (local) group, which is exactly the remote rank
+// the receiver names. The engine's own collectives on it stay within the
+// local group or span both groups explicitly (merge, dup).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +21,13 @@ class Communicator {
  public:
   Communicator(std::uint32_t id, std::vector<int> world_ranks, int rank)
       : id_(id), world_ranks_(std::move(world_ranks)), rank_(rank) {}
+  // An intercommunicator.
+  Communicator(std::uint32_t id, std::vector<int> world_ranks, int rank,
+               std::vector<int> remote_world_ranks)
+      : id_(id),
+        world_ranks_(std::move(world_ranks)),
+        rank_(rank),
+        remote_world_ranks_(std::move(remote_world_ranks)) {}
 
   std::uint32_t id() const { return id_; }
   matching::ContextId p2p_context() const { return id_ * 2; }
@@ -24,10 +37,24 @@ class Communicator {
   int world_rank(int rank) const { return world_ranks_[static_cast<std::size_t>(rank)]; }
   const std::vector<int>& world_ranks() const { return world_ranks_; }
 
+  bool inter() const { return !remote_world_ranks_.empty(); }
+  const std::vector<int>& remote_world_ranks() const { return remote_world_ranks_; }
+  // How many ranks a point-to-point peer may name.
+  int peer_count() const {
+    return static_cast<int>(inter() ? remote_world_ranks_.size() : world_ranks_.size());
+  }
+  // The world rank of a point-to-point peer (the remote group's, on an
+  // intercommunicator) or, for the engine's collectives, of a local rank.
+  int peer_world_rank(int peer, bool collective) const {
+    const auto& group = inter() && !collective ? remote_world_ranks_ : world_ranks_;
+    return group[static_cast<std::size_t>(peer)];
+  }
+
  private:
   std::uint32_t id_;
   std::vector<int> world_ranks_;
   int rank_;
+  std::vector<int> remote_world_ranks_;  // empty: an intracommunicator
 };
 
 }  // namespace tagwire::engine

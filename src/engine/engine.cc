@@ -190,18 +190,27 @@ Status Engine::finalize() {
 
 // ------------------------------------------------------------- validation
 
+Status Engine::not_on_intercomm(const char* what) {
+  return {ErrorCode::kUnsupported, std::string(what) +
+                                       " on an intercommunicator: not supported (merge it into "
+                                       "an intracommunicator first)"};
+}
+
 Status Engine::check_comm(Communicator* comm) const {
   if (comm == nullptr) return {ErrorCode::kInvalidComm, "null communicator"};
   return Status::ok();
 }
 
-Status Engine::check_peer(Communicator* comm, int rank, bool allow_any, const char* what) const {
+Status Engine::check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
+                          bool collective) const {
   if (rank == kProcNull) return Status::ok();
   if (allow_any && rank == kAnySource) return Status::ok();
-  if (rank < 0 || rank >= comm->size()) {
-    return {ErrorCode::kInvalidRank, std::string(what) + " rank " + std::to_string(rank) +
-                                         " is outside a communicator of size " +
-                                         std::to_string(comm->size())};
+  const int count = collective ? comm->size() : comm->peer_count();
+  if (rank < 0 || rank >= count) {
+    return {ErrorCode::kInvalidRank,
+            std::string(what) + " rank " + std::to_string(rank) + " is outside a" +
+                (comm->inter() && !collective ? " remote group" : " communicator") + " of size " +
+                std::to_string(count)};
   }
   return Status::ok();
 }
@@ -284,15 +293,17 @@ Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int de
 }
 
 Result<Request*> Engine::make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
-                                      int tag, Communicator* comm, SendMode mode) {
+                                      int tag, Communicator* comm, SendMode mode, bool collective) {
   const bool receive = kind == RequestKind::kReceive;  // only receives take wildcards
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  TAGWIRE_RETURN_IF_ERROR(check_peer(comm, peer, receive, receive ? "source" : "destination"));
+  TAGWIRE_RETURN_IF_ERROR(
+      check_peer(comm, peer, receive, receive ? "source" : "destination", collective));
   TAGWIRE_RETURN_IF_ERROR(check_tag(tag, receive));
   TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
   std::lock_guard lock(mutex_);
   Request* r = new_request(kind);
   r->persistent = true;
+  r->collective = collective;
   r->mode = mode;
   r->buffer = buffer;
   r->bytes = bytes;
@@ -374,7 +385,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   }
 
   Communicator* comm = r->comm;
-  const int world_dest = comm->world_rank(r->peer);
+  const int world_dest = comm->peer_world_rank(r->peer, r->collective);
   if (is_dead(world_dest)) return peer_failed_status(world_dest);
   Header h;
   h.job_token = limits_.job_token;
@@ -478,9 +489,9 @@ Status Engine::start_receive(Request* r) {
     r->receive_handle = posted.handle;
     // Nothing from a dead sender can still arrive: what it sent before it
     // died was matched above or is lost.
-    if (r->peer != matching::kAnySource && is_dead(comm->world_rank(r->peer))) {
+    if (r->peer != matching::kAnySource && is_dead(comm->peer_world_rank(r->peer, r->collective))) {
       matcher_.cancel_receive(r->receive_handle);
-      note_error(r, peer_failed_status(comm->world_rank(r->peer)));
+      note_error(r, peer_failed_status(comm->peer_world_rank(r->peer, r->collective)));
       r->complete = true;
     }
   }
@@ -1054,6 +1065,7 @@ Result<std::uint32_t> Engine::agree_context_id(Communicator* comm, int tag) {
 
 Result<Communicator*> Engine::comm_dup(Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  if (comm->inter()) return intercomm_dup(comm);
   auto id = agree_context_id(comm, kCollectiveTag);
   if (!id) return id.status();
   std::lock_guard lock(mutex_);
@@ -1063,6 +1075,7 @@ Result<Communicator*> Engine::comm_dup(Communicator* comm) {
 
 Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  if (comm->inter()) return not_on_intercomm("MPI_Comm_split");
   if (color < 0 && color != kUndefinedColor) {
     return Status(ErrorCode::kInvalidArgument, "split color must be >= 0 or MPI_UNDEFINED");
   }
@@ -1126,13 +1139,12 @@ Status Engine::comm_free(Communicator* comm) {
 
 Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::size_t bytes,
                                          int peer, int tag, Communicator* comm) {
-  auto made = make_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard);
-  if (!made) return made;
-  (*made)->collective = true;
-  return start_once(std::move(made));
+  if (comm != nullptr && comm->inter()) return not_on_intercomm("collective operations");
+  return start_once(make_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true));
 }
 
 Status Engine::barrier(Communicator* comm) {
+  if (comm != nullptr && comm->inter()) return not_on_intercomm("MPI_Barrier");
   // Dissemination barrier: in round k each rank signals rank+2^k and hears
   // from rank-2^k; after ceil(log2 n) rounds everyone has (transitively)
   // heard from everyone. Finalize uses it too, so it must not connect all

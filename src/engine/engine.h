@@ -188,6 +188,16 @@ class Engine final : public transport::Receiver {
   Result<Communicator*> comm_create_group(Communicator* comm, const std::vector<int>& members,
                                           int tag);
   Status comm_free(Communicator* comm);
+  // Intercommunicators (intercomm.cc). Collective over both groups: each
+  // side passes its local intracommunicator and the other group's world
+  // ranks (which its leader learnt over the peer communicator); `tag` keeps
+  // concurrent creations apart, in the same space as comm_create_group's.
+  Result<Communicator*> intercomm_create(Communicator* local, const std::vector<int>& remote,
+                                         int tag);
+  // Collective over both groups: one intracommunicator of all their
+  // members, the group that passed high = false first (when both passed the
+  // same, the group holding the lower world rank).
+  Result<Communicator*> intercomm_merge(Communicator* inter, bool high);
   Status barrier(Communicator* comm);
   // A send or receive on the communicator's collective context, for
   // collectives built above the engine: it can never match user traffic.
@@ -240,13 +250,22 @@ class Engine final : public transport::Receiver {
   // the very peer they wait for).
   void idle_turn(unsigned progressed, unsigned* idle_turns);
   Status check_comm(Communicator* comm) const;
-  Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what) const;
+  Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
+                    bool collective = false) const;
+  static Status not_on_intercomm(const char* what);
+  // Both groups of an intercommunicator, in the order both sides agree on
+  // (the group holding the lower world rank first), and a scratch
+  // communicator of them on the intercommunicator's collective context.
+  static std::vector<int> both_groups(const Communicator& inter);
+  Result<Communicator*> intercomm_dup(Communicator* inter);
+  Communicator* adopt(std::unique_ptr<Communicator> comm);
   Status check_tag(int tag, bool allow_any) const;
   Status check_buffer(const void* buffer, std::size_t bytes) const;
   Request* new_request(RequestKind kind);
   // Checks a send's or receive's arguments and makes its inactive request.
   Result<Request*> make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
-                                int tag, Communicator* comm, SendMode mode);
+                                int tag, Communicator* comm, SendMode mode,
+                                bool collective = false);
   // Starts a request made by make_request as a one-shot operation.
   Result<Request*> start_once(Result<Request*> made);
   Status start_operation(Request* r);

@@ -42,12 +42,13 @@ static bool depends_on(const Request& r, int dead) {
   if (r.peer == matching::kAnySource) {
     // ULFM's rule: a wildcard receive on a communicator with a dead member
     // reports the failure rather than wait for a message that may never come.
-    for (int w : r.comm->world_ranks()) {
+    const bool remote = r.comm->inter() && !r.collective;
+    for (int w : remote ? r.comm->remote_world_ranks() : r.comm->world_ranks()) {
       if (w == dead) return true;
     }
     return false;
   }
-  return r.comm->world_rank(r.peer) == dead;
+  return r.comm->peer_world_rank(r.peer, r.collective) == dead;
 }
 
 void Engine::on_peer_failed(int dead) {

@@ -56,7 +56,8 @@ Status Engine::cancel_send(Request* r) {
   h.tag = r->tag;
   h.request_id = wire_id;
   h.remote_address = r->id;  // whom the reply completes
-  TAGWIRE_RETURN_IF_ERROR(send_header(r->comm->world_rank(r->peer), h).with_context("MPI_Cancel"));
+  TAGWIRE_RETURN_IF_ERROR(
+      send_header(r->comm->peer_world_rank(r->peer, r->collective), h).with_context("MPI_Cancel"));
   ++counters_.cancel_requests_sent;
   // A send that completed locally (eager, buffered) but was not yet waited
   // for is open again: it completes by the reply.

@@ -134,7 +134,7 @@ void Engine::slot_read_done(void* ctx, const Status& s) {
 }
 
 Status Engine::cancel_by_slot(Request* r) {
-  const int peer = r->comm->world_rank(r->peer);
+  const int peer = r->comm->peer_world_rank(r->peer, r->collective);
   RemoteSlots& rs = remote_slots_[static_cast<std::size_t>(peer)];
   const SlotTicket ticket = *r->slot;
   // A settled slot was matched: our own successful cancel would have

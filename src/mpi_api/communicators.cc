@@ -1,6 +1,5 @@
 // MPI communicators: size, rank, dup, split, create from a group, free,
-// compare, names, and the intercommunicator queries (Tagwire has
-// intracommunicators only: test_inter says so, remote_* refuse).
+// compare, names. Intercommunicators: intercommunicators.cc.
 #include <string>
 #include <vector>
 
@@ -9,21 +8,9 @@
 using namespace tagwire;
 using namespace tagwire::mpi;
 
-namespace {
-
-// A new communicator's entry: the parent's error handler, no name, and no
-// attributes until copy_attributes decides.
-MPI_Comm add_comm(engine::Communicator* comm, MPI_Comm parent) {
+MPI_Comm tagwire::mpi::add_comm(engine::Communicator* comm, MPI_Comm parent) {
   return state().comms.add(CommEntry{comm, find_comm(parent)->errhandler, {}, {}});
 }
-
-Status not_inter(MPI_Comm comm) {
-  return {ErrorCode::kInvalidComm, "communicator " + std::to_string(comm) +
-                                       " is an intracommunicator (Tagwire has no "
-                                       "intercommunicators yet)"};
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -152,22 +139,6 @@ int MPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
   if (text.empty() && comm == MPI_COMM_WORLD) text = "MPI_COMM_WORLD";
   if (text.empty() && comm == MPI_COMM_SELF) text = "MPI_COMM_SELF";
   return copy_string(text, name, MPI_MAX_OBJECT_NAME, resultlen);
-}
-
-int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
-  TW_MPI_TRY(comm, comm_of(comm).status());
-  *flag = 0;
-  return MPI_SUCCESS;
-}
-
-int MPI_Comm_remote_size(MPI_Comm comm, int* /*size*/) {
-  TW_MPI_TRY(comm, comm_of(comm).status());
-  return report(comm, __func__, not_inter(comm));
-}
-
-int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* /*group*/) {
-  TW_MPI_TRY(comm, comm_of(comm).status());
-  return report(comm, __func__, not_inter(comm));
 }
 
 int MPI_Barrier(MPI_Comm comm) {

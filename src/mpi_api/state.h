@@ -113,6 +113,9 @@ int report_through(MPI_Errhandler handler, const char* function, const Status& s
 Status check_initialized();
 
 CommEntry* find_comm(MPI_Comm comm);
+// A new communicator's entry: the parent's error handler, no name, and no
+// attributes until copy_attributes decides (communicators.cc).
+MPI_Comm add_comm(engine::Communicator* comm, MPI_Comm parent);
 Result<engine::Communicator*> comm_of(MPI_Comm comm);
 
 // The layout behind a datatype handle (predefined or derived); with
