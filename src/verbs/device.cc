@@ -1,10 +1,13 @@
 #include "verbs/device.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "common/log.h"
+#include "common/topology.h"
 #include "verbs/verbs_status.h"
 
 namespace tagwire::verbs {
@@ -35,6 +38,22 @@ Status read_caps(ibv_context* context, std::uint8_t port, DeviceCaps* caps) {
 
 }  // namespace
 
+std::size_t nearest_device(const std::vector<std::vector<int>>& local_pus,
+                           const std::vector<int>& running_on) {
+  std::size_t best = 0, best_overlap = 0;
+  for (std::size_t i = 0; i < local_pus.size(); ++i) {
+    std::size_t overlap = 0;
+    for (int pu : running_on) {
+      if (std::find(local_pus[i].begin(), local_pus[i].end(), pu) != local_pus[i].end()) ++overlap;
+    }
+    if (overlap > best_overlap) {
+      best = i;
+      best_overlap = overlap;
+    }
+  }
+  return best;
+}
+
 Result<Device> Device::open(const std::string& name) {
   int count = 0;
   DeviceListPtr list(ibv_get_device_list(&count));
@@ -50,6 +69,7 @@ Result<Device> Device::open(const std::string& name) {
                       "no RDMA device on this machine (ibv_get_device_list found none)");
   }
   std::vector<std::string> seen;
+  std::vector<Device> usable;  // named, or active
   for (int i = 0; i < count; ++i) {
     ibv_device* dev = list.get()[i];
     const std::string dev_name = ibv_get_device_name(dev);
@@ -61,16 +81,36 @@ Result<Device> Device::open(const std::string& name) {
     d.caps_.name = dev_name;
     TAGWIRE_RETURN_IF_ERROR(read_caps(d.context_.get(), 1, &d.caps_));
     if (name.empty() && !d.caps_.port_active) continue;  // look for a usable one
-    d.pd_.reset(ibv_alloc_pd(d.context_.get()));
-    if (!d.pd_) return verbs_error("ibv_alloc_pd", errno);
-    return d;
+    usable.push_back(std::move(d));
+    if (!name.empty()) break;
   }
-  std::string all;
-  for (const auto& s : seen) all += (all.empty() ? "" : ", ") + s;
-  return Status(name.empty() ? ErrorCode::kUnsupported : ErrorCode::kConfig,
-                name.empty()
-                    ? "no RDMA device has an active port (devices: " + all + ")"
-                    : "TAGWIRE_DEVICE=" + name + " is not a device here (devices: " + all + ")");
+  if (usable.empty()) {
+    std::string all;
+    for (const auto& s : seen) all += (all.empty() ? "" : ", ") + s;
+    return Status(name.empty() ? ErrorCode::kUnsupported : ErrorCode::kConfig,
+                  name.empty()
+                      ? "no RDMA device has an active port (devices: " + all + ")"
+                      : "TAGWIRE_DEVICE=" + name + " is not a device here (devices: " + all + ")");
+  }
+  std::size_t chosen = 0;
+  if (usable.size() > 1) {
+    // Several active devices: the one nearest where this process runs.
+    // hwloc's I/O discovery is slow, so only here.
+    if (auto topology = Topology::load(true); topology) {
+      std::vector<std::vector<int>> local;
+      for (const Device& d : usable) {
+        auto pus = topology->pus_near_device(d.caps_.name);
+        local.push_back(pus ? std::move(pus).value() : std::vector<int>{});
+      }
+      chosen = nearest_device(local, topology->allowed_pus());
+      TW_INFO("verbs",
+              "nearest of " << usable.size() << " active devices: " << usable[chosen].caps_.name);
+    }
+  }
+  Device d = std::move(usable[chosen]);
+  d.pd_.reset(ibv_alloc_pd(d.context_.get()));
+  if (!d.pd_) return verbs_error("ibv_alloc_pd", errno);
+  return d;
 }
 
 Result<int> Device::roce_v2_ipv4_gid_index() const {

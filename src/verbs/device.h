@@ -1,14 +1,16 @@
 // An opened RDMA device and what it can do, read once at start-up.
 //
-// Device selection: by name (TAGWIRE_DEVICE), else the first device with an
-// active port. The capabilities that steer protocol choices are kept in
-// DeviceCaps, a plain struct, so that the decisions made from them (tag
-// matching offload, one-sided cancel arbitration) are testable on any
-// machine without a device.
+// Device selection: by name (TAGWIRE_DEVICE), else among the devices with
+// an active port the one nearest the CPUs this process runs on (hwloc: the
+// device whose local PUs cover most of them; the first on a tie, and
+// without asking hwloc when there is only one). The capabilities that steer protocol choices are
+// kept in DeviceCaps, a plain struct, so that the decisions made from them (tag matching offload,
+// one-sided cancel arbitration) are testable on any machine without a device.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 #include "common/status.h"
@@ -48,6 +50,13 @@ class Device {
   PdPtr pd_;
   DeviceCaps caps_;
 };
+
+// The nearest-device rule, apart from hwloc so that it is testable: for
+// each active device, the PUs local to it; `running_on`, the PUs this
+// process may run on. Returns the index of the device whose local PUs hold
+// most of `running_on` (the first on a tie).
+std::size_t nearest_device(const std::vector<std::vector<int>>& local_pus,
+                           const std::vector<int>& running_on);
 
 // Whether to match in the NIC: TAGWIRE_TM=auto uses the hardware where the
 // device reports IBV_TM_CAP_RC, =off never, =on insists and fails clearly on

@@ -47,6 +47,18 @@ TEST(TagMatchingProbe, FollowsTheDeviceAndTheSetting) {
   EXPECT_NE(refused.status().to_string().find("dev0"), std::string::npos);
 }
 
+// TAGWIRE_DEVICE unset: the device whose local PUs hold most of the PUs
+// this process may run on; the first on a tie (rxe: local to everything).
+TEST(NearestDevice, MostOverlapWinsAndTiesGoToTheFirst) {
+  const std::vector<int> socket0 = {0, 1, 2, 3}, socket1 = {4, 5, 6, 7};
+  EXPECT_EQ(nearest_device({socket0, socket1}, {5, 6}), 1u);
+  EXPECT_EQ(nearest_device({socket0, socket1}, {1}), 0u);
+  EXPECT_EQ(nearest_device({socket0, socket1}, {3, 4, 5}), 1u);
+  EXPECT_EQ(nearest_device({socket0, socket1}, {3, 4}), 0u) << "a tie: the first";
+  EXPECT_EQ(nearest_device({{}, socket1}, {0, 1}), 0u) << "no overlap anywhere: the first";
+  EXPECT_EQ(nearest_device({socket0}, {}), 0u);
+}
+
 TEST(OneSidedCancel, OnlyWhereNicAndCpuAtomicsAgree) {
   EXPECT_TRUE(one_sided_cancel_possible(caps_with(false, IBV_ATOMIC_GLOB)));
   EXPECT_FALSE(one_sided_cancel_possible(caps_with(false, IBV_ATOMIC_HCA)));
