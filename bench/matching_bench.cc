@@ -23,6 +23,7 @@
 
 #include "matching/list_matcher.h"
 #include "matching/matcher.h"
+#include "ns_reporter.h"
 
 namespace tagwire::matching {
 namespace {
@@ -101,42 +102,12 @@ void register_all() {
   }
 }
 
-// Console output as usual, and the nanoseconds per match kept by
-// "scenario/impl/depth" for the table at the end.
-class TableReporter : public benchmark::ConsoleReporter {
+// Nanoseconds per match, kept by "scenario/impl/depth" for the table.
+class TableReporter : public bench::NsReporter {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const auto& run : runs) {
-      if (run.error_occurred) continue;
-      // With --benchmark_repetitions, keep the median; otherwise the run.
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
-      std::string name = run.run_name.function_name;  // "scenario/impl/depth"
-      double ns = run.GetAdjustedRealTime() * to_ns(run.time_unit);
-      if (run.run_type == Run::RT_Aggregate || !ns_.count(name)) ns_[name] = ns;
-    }
-  }
-
   double ns(const std::string& scenario, const std::string& impl, int depth) const {
-    auto it = ns_.find(scenario + "/" + impl + "/" + std::to_string(depth));
-    return it == ns_.end() ? -1.0 : it->second;
+    return NsReporter::ns(scenario + "/" + impl + "/" + std::to_string(depth));
   }
-
- private:
-  static double to_ns(benchmark::TimeUnit unit) {
-    switch (unit) {
-      case benchmark::kNanosecond:
-        return 1.0;
-      case benchmark::kMicrosecond:
-        return 1e3;
-      case benchmark::kMillisecond:
-        return 1e6;
-      case benchmark::kSecond:
-        return 1e9;
-    }
-    return 1.0;
-  }
-  std::map<std::string, double> ns_;
 };
 
 bool print_table(const TableReporter& r) {

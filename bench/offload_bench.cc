@@ -19,6 +19,7 @@
 
 #include "matching/matcher.h"
 #include "matching/offloaded_matcher.h"
+#include "ns_reporter.h"
 
 namespace tagwire::matching {
 namespace {
@@ -79,19 +80,6 @@ void bench_book_nic(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-class TableReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const auto& run : runs) {
-      if (run.error_occurred) continue;
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
-      ns_[run.run_name.function_name] = run.GetAdjustedRealTime();  // ns (the default unit)
-    }
-  }
-  std::map<std::string, double> ns_;
-};
-
 }  // namespace
 }  // namespace tagwire::matching
 
@@ -101,11 +89,11 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("book/software", bench_book_software);
   benchmark::RegisterBenchmark("book/nic", bench_book_nic);
   benchmark::Initialize(&argc, argv);
-  TableReporter reporter;
+  tagwire::bench::NsReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const double base = reporter.ns_.count("matcher") ? reporter.ns_["matcher"] : -1;
+  const double base = reporter.ns("matcher");
   std::printf("\nhost cost per message (ratio to the plain matcher, same run)\n");
-  for (const auto& [name, ns] : reporter.ns_) {
+  for (const auto& [name, ns] : reporter.all()) {
     std::printf("  %-14s %8.1f ns  %5.2fx\n", name.c_str(), ns, base > 0 ? ns / base : 0.0);
   }
   for (const auto& [name, c] : g_counters) {

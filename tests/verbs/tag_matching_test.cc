@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "matching/nic_tag.h"
+#include "test_device.h"
 #include "verbs/device.h"
 #include "verbs/rc_queue_pair.h"
 #include "verbs/tag_matching_receiver.h"
@@ -40,13 +41,9 @@ class TagMatching : public ::testing::TestWithParam<Path> {
   static constexpr std::uint32_t kBufferBytes = 1024;
 
   void SetUp() override {
-    const char* name = std::getenv("TAGWIRE_DEVICE");
-    auto d = Device::open(name != nullptr ? name : "");
-    if (!d) {
-      GTEST_SKIP() << "no usable RDMA device here (" << d.status().to_string()
-                   << "); these tests run in the soft-RoCE VM: bash ci/rxe-vm -- bash ci/rxe-tests";
-    }
-    device_ = std::make_unique<Device>(std::move(d).value());
+    std::string why_not;
+    device_ = testing::open_test_device(&why_not);
+    if (!device_) GTEST_SKIP() << why_not;
     if (GetParam() == Path::kHardware && !device_->caps().tm_rc) {
       GTEST_SKIP() << "device " << device_->caps().name
                    << " reports no tag matching (tm_caps.flags lacks IBV_TM_CAP_RC); the "

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "test_device.h"
 #include "verbs/device.h"
 #include "verbs/rc_queue_pair.h"
 #include "verbs/tm_completion.h"
@@ -149,13 +150,9 @@ TEST(TmCompletion, EachContractCompletionMeansOneThing) {
 class OnDevice : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* name = std::getenv("TAGWIRE_DEVICE");
-    auto d = Device::open(name != nullptr ? name : "");
-    if (!d) {
-      GTEST_SKIP() << "no usable RDMA device here (" << d.status().to_string()
-                   << "); these tests run in the soft-RoCE VM: bash ci/rxe-vm -- bash ci/rxe-tests";
-    }
-    device_ = std::make_unique<Device>(std::move(d).value());
+    std::string why_not;
+    device_ = testing::open_test_device(&why_not);
+    if (!device_) GTEST_SKIP() << why_not;
     auto gid = device_->roce_v2_ipv4_gid_index();
     ASSERT_TRUE(gid.is_ok()) << gid.status().to_string();
     gid_index_ = *gid;
