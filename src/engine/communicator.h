@@ -11,11 +11,16 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "matching/envelope.h"
 
 namespace tagwire::engine {
+
+// Context ids reserved after each communicator's own for its nonblocking
+// duplicates (MPI_Comm_idup), so that those need no agreement.
+inline constexpr std::uint32_t kIdupBlock = 7;
 
 class Communicator {
  public:
@@ -37,6 +42,20 @@ class Communicator {
   int world_rank(int rank) const { return world_ranks_[static_cast<std::size_t>(rank)]; }
   const std::vector<int>& world_ranks() const { return world_ranks_; }
 
+  // MPI_Comm_idup without communication: a communicator made by an
+  // agreement owns the kIdupBlock ids after its own (every member's
+  // agreement reserved them), handed out in order. MPI has all members call
+  // collectives on a communicator in the same order, so each member hands
+  // out the same id to the same idup. Nothing once the block is used up.
+  void set_idup_block(std::uint32_t first) {
+    idup_next_ = first;
+    idup_end_ = first + kIdupBlock;
+  }
+  std::optional<std::uint32_t> take_idup_id() {
+    if (idup_next_ == idup_end_) return std::nullopt;
+    return idup_next_++;
+  }
+
   bool inter() const { return !remote_world_ranks_.empty(); }
   const std::vector<int>& remote_world_ranks() const { return remote_world_ranks_; }
   // How many ranks a point-to-point peer may name.
@@ -55,6 +74,7 @@ class Communicator {
   std::vector<int> world_ranks_;
   int rank_;
   std::vector<int> remote_world_ranks_;  // empty: an intracommunicator
+  std::uint32_t idup_next_ = 0, idup_end_ = 0;
 };
 
 }  // namespace tagwire::engine

@@ -139,6 +139,9 @@ Status Engine::start_up() {
   for (int r = 0; r < size; ++r) everyone[static_cast<std::size_t>(r)] = r;
   world_ = std::make_unique<Communicator>(0, std::move(everyone), rank);
   self_ = std::make_unique<Communicator>(1, std::vector<int>{rank}, 0);
+  world_->set_idup_block(2);
+  self_->set_idup_block(2 + kIdupBlock);
+  next_context_id_ = 2 + 2 * kIdupBlock;
 
   TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
@@ -1059,7 +1062,7 @@ Result<std::uint32_t> Engine::agree_context_id(Communicator* comm, int tag) {
     agreed = std::max(agreed, v);
   }
   std::lock_guard lock(mutex_);
-  next_context_id_ = agreed + 1;
+  next_context_id_ = agreed + 1 + kIdupBlock;  // and the new communicator's idup block
   return agreed;
 }
 
@@ -1068,9 +1071,25 @@ Result<Communicator*> Engine::comm_dup(Communicator* comm) {
   if (comm->inter()) return intercomm_dup(comm);
   auto id = agree_context_id(comm, kCollectiveTag);
   if (!id) return id.status();
-  std::lock_guard lock(mutex_);
-  comms_.push_back(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank()));
-  return comms_.back().get();
+  return adopt(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank()));
+}
+
+Result<Communicator*> Engine::comm_idup(Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  std::optional<std::uint32_t> id;
+  {
+    std::lock_guard lock(mutex_);
+    id = comm->take_idup_id();
+  }
+  // The block used up: an agreement like MPI_Comm_dup's (it waits for the
+  // other members to call it too).
+  if (!id) return comm_dup(comm);
+  if (comm->inter()) {
+    return adopt(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank(),
+                                                comm->remote_world_ranks()),
+                 false);
+  }
+  return adopt(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank()), false);
 }
 
 Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key) {
@@ -1100,9 +1119,7 @@ Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key)
     if (r == comm->rank()) my_rank = static_cast<int>(world_ranks.size());
     world_ranks.push_back(comm->world_rank(r));
   }
-  std::lock_guard lock(mutex_);
-  comms_.push_back(std::make_unique<Communicator>(*id, std::move(world_ranks), my_rank));
-  return comms_.back().get();
+  return adopt(std::make_unique<Communicator>(*id, std::move(world_ranks), my_rank));
 }
 
 Result<Communicator*> Engine::comm_create_group(Communicator* comm, const std::vector<int>& members,
@@ -1120,9 +1137,7 @@ Result<Communicator*> Engine::comm_create_group(Communicator* comm, const std::v
   Communicator scratch(comm->id(), members, static_cast<int>(mine - members.begin()));
   auto id = agree_context_id(&scratch, kCollectiveTag + 1 + tag);
   if (!id) return id.status();
-  std::lock_guard lock(mutex_);
-  comms_.push_back(std::make_unique<Communicator>(*id, members, scratch.rank()));
-  return comms_.back().get();
+  return adopt(std::make_unique<Communicator>(*id, members, scratch.rank()));
 }
 
 Status Engine::comm_free(Communicator* comm) {

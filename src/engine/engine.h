@@ -181,6 +181,9 @@ class Engine final : public transport::Receiver {
 
   // Communicators (collective over `comm`).
   Result<Communicator*> comm_dup(Communicator* comm);
+  // MPI_Comm_idup: a duplicate from the communicator's idup block, at once
+  // and without communication; once the block is used up, comm_dup.
+  Result<Communicator*> comm_idup(Communicator* comm);
   Result<Communicator*> comm_split(Communicator* comm, int color, int key);  // null: undefined
   // Collective over the members only (world ranks, in the new order), which
   // must all be in `comm`; `tag` keeps concurrent calls on `comm` apart.
@@ -258,7 +261,9 @@ class Engine final : public transport::Receiver {
   // communicator of them on the intercommunicator's collective context.
   static std::vector<int> both_groups(const Communicator& inter);
   Result<Communicator*> intercomm_dup(Communicator* inter);
-  Communicator* adopt(std::unique_ptr<Communicator> comm);
+  // Takes a new communicator into the engine's list. `agreed`: its id came
+  // from agree_context_id (so the ids after it are its idup block).
+  Communicator* adopt(std::unique_ptr<Communicator> comm, bool agreed = true);
   Status check_tag(int tag, bool allow_any) const;
   Status check_buffer(const void* buffer, std::size_t bytes) const;
   Request* new_request(RequestKind kind);

@@ -33,7 +33,11 @@ std::vector<int> Engine::both_groups(const Communicator& inter) {
   return union_of(inter.world_ranks(), inter.remote_world_ranks());
 }
 
-Communicator* Engine::adopt(std::unique_ptr<Communicator> comm) {
+Communicator* Engine::adopt(std::unique_ptr<Communicator> comm, bool agreed) {
+  // The ids after an agreed one are its communicator's idup block
+  // (agree_context_id reserved them). An idup's own id lies in its
+  // parent's block: it has none of its own (its idups agree, as dup does).
+  if (agreed) comm->set_idup_block(comm->id() + 1);
   std::lock_guard lock(mutex_);
   comms_.push_back(std::move(comm));
   return comms_.back().get();

@@ -1,5 +1,5 @@
 // MPI communicators: size, rank, dup, split, create from a group, free,
-// compare, names. Intercommunicators: intercommunicators.cc.
+// compare, names, idup. Intercommunicators: intercommunicators.cc.
 #include <string>
 #include <vector>
 
@@ -40,6 +40,36 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     (void)MPI_Comm_free(&undo);
     return report(comm, __func__, copied);
   }
+  *newcomm = made;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  // The engine hands out an id from the communicator's idup block with no
+  // communication, so the duplicate exists at once and the request is
+  // complete when returned: nothing can deadlock on it, whatever the other
+  // members do before they call MPI_Comm_idup. (Past the block, or on a
+  // communicator that was itself made by MPI_Comm_idup, the engine agrees
+  // an id as MPI_Comm_dup does, and this call waits for the other members.)
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  if (request == nullptr || newcomm == nullptr) {
+    return report(comm, __func__, {ErrorCode::kInvalidArgument, "a null output argument"});
+  }
+  auto dup = state().engine->comm_idup(*c);
+  TW_MPI_TRY(comm, dup.status());
+  const MPI_Comm made = add_comm(*dup, comm);
+  Status copied = copy_attributes(comm, *find_comm(made));
+  if (!copied.is_ok()) {
+    MPI_Comm undo = made;
+    (void)MPI_Comm_free(&undo);
+    return report(comm, __func__, copied);
+  }
+  // A request that is already complete (an operation with MPI_PROC_NULL).
+  auto done =
+      state().engine->isend(nullptr, 0, engine::kProcNull, 0, *dup, engine::SendMode::kStandard);
+  TW_MPI_TRY(comm, done.status());
+  *request = state().requests.add(*done);
   *newcomm = made;
   return MPI_SUCCESS;
 }

@@ -230,6 +230,7 @@ int MPI_Errhandler_free(MPI_Errhandler* errhandler);
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
 int MPI_Comm_size(MPI_Comm comm, int* size);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int MPI_Comm_free(MPI_Comm* comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
