@@ -12,6 +12,23 @@ MPI_Comm tagwire::mpi::add_comm(engine::Communicator* comm, MPI_Comm parent) {
   return state().comms.add(CommEntry{comm, find_comm(parent)->errhandler, {}, {}});
 }
 
+namespace {
+
+// A duplicate's handle, with the attributes the parent's copy callbacks
+// give it; if one fails, the duplicate is freed again and the error returned.
+Result<MPI_Comm> add_duplicate(MPI_Comm parent, engine::Communicator* dup) {
+  const MPI_Comm made = add_comm(dup, parent);
+  Status copied = copy_attributes(parent, *find_comm(made));
+  if (!copied.is_ok()) {
+    MPI_Comm undo = made;
+    (void)MPI_Comm_free(&undo);
+    return copied;
+  }
+  return made;
+}
+
+}  // namespace
+
 extern "C" {
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
@@ -33,14 +50,9 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   TW_MPI_TRY(comm, c.status());
   auto dup = state().engine->comm_dup(*c);
   TW_MPI_TRY(comm, dup.status());
-  const MPI_Comm made = add_comm(*dup, comm);
-  Status copied = copy_attributes(comm, *find_comm(made));
-  if (!copied.is_ok()) {
-    MPI_Comm undo = made;
-    (void)MPI_Comm_free(&undo);
-    return report(comm, __func__, copied);
-  }
-  *newcomm = made;
+  auto made = add_duplicate(comm, *dup);
+  if (!made) return report(comm, __func__, made.status());
+  *newcomm = *made;
   return MPI_SUCCESS;
 }
 
@@ -58,19 +70,14 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   }
   auto dup = state().engine->comm_idup(*c);
   TW_MPI_TRY(comm, dup.status());
-  const MPI_Comm made = add_comm(*dup, comm);
-  Status copied = copy_attributes(comm, *find_comm(made));
-  if (!copied.is_ok()) {
-    MPI_Comm undo = made;
-    (void)MPI_Comm_free(&undo);
-    return report(comm, __func__, copied);
-  }
+  auto made = add_duplicate(comm, *dup);
+  if (!made) return report(comm, __func__, made.status());
   // A request that is already complete (an operation with MPI_PROC_NULL).
   auto done =
       state().engine->isend(nullptr, 0, engine::kProcNull, 0, *dup, engine::SendMode::kStandard);
   TW_MPI_TRY(comm, done.status());
   *request = state().requests.add(*done);
-  *newcomm = made;
+  *newcomm = *made;
   return MPI_SUCCESS;
 }
 
