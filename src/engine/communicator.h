@@ -58,15 +58,14 @@ class Communicator {
 
   bool inter() const { return !remote_world_ranks_.empty(); }
   const std::vector<int>& remote_world_ranks() const { return remote_world_ranks_; }
-  // How many ranks a point-to-point peer may name.
-  int peer_count() const {
-    return static_cast<int>(inter() ? remote_world_ranks_.size() : world_ranks_.size());
+  // The world ranks a peer rank names: the remote group's for
+  // point-to-point on an intercommunicator, the local group's otherwise
+  // (and always for the engine's own collectives).
+  const std::vector<int>& peer_group(bool collective) const {
+    return inter() && !collective ? remote_world_ranks_ : world_ranks_;
   }
-  // The world rank of a point-to-point peer (the remote group's, on an
-  // intercommunicator) or, for the engine's collectives, of a local rank.
   int peer_world_rank(int peer, bool collective) const {
-    const auto& group = inter() && !collective ? remote_world_ranks_ : world_ranks_;
-    return group[static_cast<std::size_t>(peer)];
+    return peer_group(collective)[static_cast<std::size_t>(peer)];
   }
 
  private:

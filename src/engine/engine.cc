@@ -208,7 +208,7 @@ Status Engine::check_peer(Communicator* comm, int rank, bool allow_any, const ch
                           bool collective) const {
   if (rank == kProcNull) return Status::ok();
   if (allow_any && rank == kAnySource) return Status::ok();
-  const int count = collective ? comm->size() : comm->peer_count();
+  const int count = static_cast<int>(comm->peer_group(collective).size());
   if (rank < 0 || rank >= count) {
     return {ErrorCode::kInvalidRank,
             std::string(what) + " rank " + std::to_string(rank) + " is outside a" +
@@ -1084,12 +1084,10 @@ Result<Communicator*> Engine::comm_idup(Communicator* comm) {
   // The block used up: an agreement like MPI_Comm_dup's (it waits for the
   // other members to call it too).
   if (!id) return comm_dup(comm);
-  if (comm->inter()) {
-    return adopt(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank(),
-                                                comm->remote_world_ranks()),
-                 false);
-  }
-  return adopt(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank()), false);
+  // The same groups (no remote group: an intracommunicator again).
+  return adopt(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank(),
+                                              comm->remote_world_ranks()),
+               false);
 }
 
 Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key) {

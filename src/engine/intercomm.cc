@@ -4,7 +4,6 @@
 // that is free at every member of both groups, which is the same
 // max-of-next-free agreement as dup, run over both groups at once.
 #include <algorithm>
-#include <cstring>
 
 #include "engine/engine.h"
 

@@ -42,8 +42,7 @@ static bool depends_on(const Request& r, int dead) {
   if (r.peer == matching::kAnySource) {
     // ULFM's rule: a wildcard receive on a communicator with a dead member
     // reports the failure rather than wait for a message that may never come.
-    const bool remote = r.comm->inter() && !r.collective;
-    for (int w : remote ? r.comm->remote_world_ranks() : r.comm->world_ranks()) {
+    for (int w : r.comm->peer_group(r.collective)) {
       if (w == dead) return true;
     }
     return false;

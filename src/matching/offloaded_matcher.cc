@@ -146,7 +146,7 @@ Result<OffloadedMatcher::NicMatch> OffloadedMatcher::on_nic_match(std::uint64_t 
   }
   entry.consumed = true;
   ++counters_.matched_by_nic;
-  retire_if_settled(id);
+  retire_if_settled(it);
   return match;
 }
 
@@ -162,7 +162,7 @@ Status OffloadedMatcher::on_add_done(std::uint64_t id, bool ok, bool sync_reques
     // Still in software's queue: software alone matches it from now on.
     if (entry.state == State::kHeld) software_only_.emplace(id, entry.pattern);
   }
-  retire_if_settled(id);
+  retire_if_settled(it);
   return Status::ok();
 }
 
@@ -184,7 +184,7 @@ Result<std::optional<std::uint64_t>> OffloadedMatcher::on_del_done(std::uint64_t
   if (entry.state == State::kCancelling && !entry.del_failed && !entry.consumed) {
     cancelled = entry.cookie;
   }
-  retire_if_settled(id);
+  retire_if_settled(it);
   return cancelled;
 }
 
@@ -200,8 +200,7 @@ void OffloadedMatcher::end_of_batch() {
   post_op(NicOp::Kind::kSync, 0);
 }
 
-void OffloadedMatcher::retire_if_settled(std::uint64_t id) {
-  auto it = entries_.find(id);
+void OffloadedMatcher::retire_if_settled(Entries::iterator it) {
   const Entry& e = it->second;
   if (!e.add_done) return;  // its completion is still to come
   bool settled = false;

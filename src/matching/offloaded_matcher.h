@@ -149,12 +149,13 @@ class OffloadedMatcher {
   bool blocked_by_earlier(const ReceivePattern& pattern) const;
   void post_op(NicOp::Kind kind, std::uint64_t entry, NicTagPattern pattern = {});
   void post_del(Entry& entry);
+  using Entries = std::unordered_map<std::uint64_t, Entry>;
   // Forgets an entry once nothing more can be reported about it.
-  void retire_if_settled(std::uint64_t id);
+  void retire_if_settled(Entries::iterator it);
 
   Matcher software_;
   std::uint32_t capacity_;
-  std::unordered_map<std::uint64_t, Entry> entries_;       // by receive sequence
+  Entries entries_;                                        // by receive sequence
   std::map<std::uint64_t, ReceivePattern> software_only_;  // posted, not offloaded
   std::vector<NicOp> ops_;
   std::uint32_t handled_ = 0;   // unexpected messages software has handled

@@ -33,6 +33,12 @@ Result<std::vector<int>> swap_groups(const std::vector<int>& mine, MPI_Comm peer
   return theirs;
 }
 
+// The local leader's `count` ints to its whole group.
+Status broadcast_ints(int* data, int count, int leader, MPI_Comm comm) {
+  if (MPI_Bcast(data, count, MPI_INT, leader, comm) == MPI_SUCCESS) return Status::ok();
+  return Status(ErrorCode::kTransport, "broadcast of the remote group");
+}
+
 }  // namespace
 
 extern "C" {
@@ -74,10 +80,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
       }
     }
   }
-  TW_MPI_TRY(local_comm,
-             MPI_Bcast(&remote_size, 1, MPI_INT, local_leader, local_comm) == MPI_SUCCESS
-                 ? Status::ok()
-                 : Status(ErrorCode::kTransport, "broadcast of the remote group"));
+  TW_MPI_TRY(local_comm, broadcast_ints(&remote_size, 1, local_leader, local_comm));
   if (remote_size == 0) {
     return report(local_comm, __func__,
                   leader_status.is_ok()
@@ -85,10 +88,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
                       : leader_status);
   }
   remote.resize(static_cast<std::size_t>(remote_size));
-  TW_MPI_TRY(local_comm,
-             MPI_Bcast(remote.data(), remote_size, MPI_INT, local_leader, local_comm) == MPI_SUCCESS
-                 ? Status::ok()
-                 : Status(ErrorCode::kTransport, "broadcast of the remote group"));
+  TW_MPI_TRY(local_comm, broadcast_ints(remote.data(), remote_size, local_leader, local_comm));
   auto inter = state().engine->intercomm_create(*local, remote, tag);
   TW_MPI_TRY(local_comm, inter.status());
   *newintercomm = add_comm(*inter, local_comm);

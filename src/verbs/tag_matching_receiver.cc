@@ -137,7 +137,7 @@ Result<TagMatchingReceiver::ReceiveId> TagMatchingReceiver::post_receive(
     receives_.emplace_back();
   }
   Receive& r = receives_[id];
-  r = Receive{into, cookie, true, false, pattern, {}};
+  r = Receive{into, cookie, true, pattern, {}};
   matching::PostResult posted = matcher_.post_receive(pattern, id);
   if (posted.matched) {
     deliver_stored(id, posted.message, done);
@@ -194,6 +194,22 @@ TagMatchingReceiver::Completed& TagMatchingReceiver::finish(ReceiveId id,
   return c;
 }
 
+TagMatchingReceiver::Completed& TagMatchingReceiver::finish_by_nic(ReceiveId id,
+                                                                   const TmCompletion& c,
+                                                                   std::vector<Completed>* done) {
+  Completed& out = finish(id, done);
+  out.by_nic = true;
+  out.envelope = matching::decode_nic_tag(c.tag);
+  out.length = c.byte_len;
+  forget_entry(c.wr_id);
+  return out;
+}
+
+void TagMatchingReceiver::forget_entry(std::uint64_t entry) {
+  entry_receive_.erase(entry);
+  entry_handle_.erase(entry);
+}
+
 Status TagMatchingReceiver::on_unexpected(const TmCompletion& c, bool sync_requested,
                                           std::vector<Completed>* done) {
   const auto index = static_cast<std::uint32_t>(c.wr_id);
@@ -223,19 +239,14 @@ Status TagMatchingReceiver::handle(const TmCompletion& c, std::vector<Completed>
   const TmEvent e = classify_tm_completion(c);
   switch (e.kind) {
     case TmEventKind::kAddDone:
-      if (!e.ok) {
-        // Refused: the NIC never held it, and no DEL will ever name it.
-        entry_receive_.erase(c.wr_id);
-        entry_handle_.erase(c.wr_id);
-      }
+      if (!e.ok) forget_entry(c.wr_id);  // refused: the NIC never held it, no DEL will name it
       return matcher_.on_add_done(c.wr_id, e.ok, e.sync_requested);
     case TmEventKind::kDelDone: {
       auto cancelled = matcher_.on_del_done(c.wr_id, e.ok, e.sync_requested);
       if (!cancelled) return cancelled.status();
       if (cancelled->has_value())
         finish(static_cast<ReceiveId>(**cancelled), done).cancelled = true;
-      entry_receive_.erase(c.wr_id);
-      entry_handle_.erase(c.wr_id);
+      forget_entry(c.wr_id);
       return Status::ok();
     }
     case TmEventKind::kSyncDone:
@@ -251,17 +262,10 @@ Status TagMatchingReceiver::handle(const TmCompletion& c, std::vector<Completed>
         return {ErrorCode::kTransport,
                 "the NIC left a rendezvous read to software: not supported by this receiver"};
       }
-      if (e.kind == TmEventKind::kMatchedDataFollows) {
-        receives_[id].data_follows = true;
-        return Status::ok();
-      }
-      Completed& out = finish(id, done);
-      out.by_nic = true;
-      out.envelope = matching::decode_nic_tag(c.tag);
-      out.length = c.byte_len;
-      out.sender_request = c.app_context;
-      entry_receive_.erase(c.wr_id);
-      entry_handle_.erase(c.wr_id);
+      // A rendezvous the NIC is reading completes at kDataArrived, which
+      // finds it through entry_receive_.
+      if (e.kind == TmEventKind::kMatchedDataFollows) return Status::ok();
+      finish_by_nic(id, c, done).sender_request = c.app_context;
       return Status::ok();
     }
     case TmEventKind::kDataArrived: {
@@ -269,12 +273,7 @@ Status TagMatchingReceiver::handle(const TmCompletion& c, std::vector<Completed>
       if (it == entry_receive_.end()) {
         return {ErrorCode::kInternal, "rendezvous data for an unknown NIC entry"};
       }
-      Completed& out = finish(it->second, done);
-      out.by_nic = true;
-      out.envelope = matching::decode_nic_tag(c.tag);
-      out.length = c.byte_len;
-      entry_receive_.erase(it);
-      entry_handle_.erase(c.wr_id);
+      finish_by_nic(it->second, c, done);
       return Status::ok();
     }
     case TmEventKind::kUnexpected:

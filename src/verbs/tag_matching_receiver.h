@@ -83,7 +83,6 @@ class TagMatchingReceiver {
     LocalBuffer buffer{};
     std::uint64_t cookie = 0;
     bool active = false;
-    bool data_follows = false;  // rendezvous the NIC is reading
     matching::ReceivePattern pattern;
     matching::ReceiveHandle handle;
   };
@@ -102,6 +101,10 @@ class TagMatchingReceiver {
                       std::vector<Completed>* done);
   // A Completed for receive `id`, which is then free for reuse.
   Completed& finish(ReceiveId id, std::vector<Completed>* done);
+  // Receive `id` completed by the NIC (its data in the receive's buffer).
+  Completed& finish_by_nic(ReceiveId id, const TmCompletion& c, std::vector<Completed>* done);
+  // The NIC will report nothing more about `entry`.
+  void forget_entry(std::uint64_t entry);
   ReceiveId receive_of_entry(std::uint64_t entry) const;
 
   TagMatchingOptions options_;

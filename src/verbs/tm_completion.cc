@@ -54,30 +54,4 @@ TmEvent classify_tm_completion(const TmCompletion& c) {
   return e;
 }
 
-const char* tm_event_name(TmEventKind kind) {
-  switch (kind) {
-    case TmEventKind::kAddDone:
-      return "TAG_ADD done";
-    case TmEventKind::kDelDone:
-      return "TAG_DEL done";
-    case TmEventKind::kSyncDone:
-      return "TAG_SYNC done";
-    case TmEventKind::kMatched:
-      return "matched by the NIC";
-    case TmEventKind::kMatchedDataFollows:
-      return "rendezvous matched by the NIC";
-    case TmEventKind::kDataArrived:
-      return "rendezvous data arrived";
-    case TmEventKind::kRendezvousInSoftware:
-      return "rendezvous left to software";
-    case TmEventKind::kUnexpected:
-      return "unexpected";
-    case TmEventKind::kUntagged:
-      return "untagged";
-    case TmEventKind::kFailed:
-      return "failed";
-  }
-  return "?";
-}
-
 }  // namespace tagwire::verbs

@@ -55,6 +55,4 @@ struct TmEvent {
 
 TmEvent classify_tm_completion(const TmCompletion& c);
 
-const char* tm_event_name(TmEventKind kind);
-
 }  // namespace tagwire::verbs
