@@ -67,9 +67,9 @@ std::string_view error_code_name(ErrorCode code) {
 std::string Status::to_string() const {
   if (is_ok()) return "ok";
   std::string out(error_code_name(code_));
-  if (!message_.empty()) {
+  if (!message().empty()) {
     out += ": ";
-    out += message_;
+    out += message();
   }
   return out;
 }
@@ -78,8 +78,13 @@ Status Status::with_context(std::string_view context) const {
   if (is_ok()) return *this;
   std::string message(context);
   message += ": ";
-  message += message_;
+  message += this->message();
   return {code_, std::move(message)};
+}
+
+const std::string& Status::empty_message() {
+  static const std::string empty;
+  return empty;
 }
 
 }  // namespace tagwire

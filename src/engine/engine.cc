@@ -237,7 +237,7 @@ Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
 // --------------------------------------------------------------- requests
 
 Request* Engine::new_request(RequestKind kind) {
-  auto* r = new Request;
+  Request* r = request_pool_.take();
   r->kind = kind;
   r->engine = this;
   r->id = requests_.add(r);
@@ -248,7 +248,7 @@ Request* Engine::new_request(RequestKind kind) {
 void Engine::release_request(Request* r) {
   requests_.remove(r->id);
   --counters_.live_requests;
-  delete r;
+  request_pool_.give(r);
 }
 
 void Engine::complete_null(Request* r) {
@@ -287,7 +287,7 @@ void Engine::finish(Request* r, MessageStatus* status) {
 
 Result<Request*> Engine::isend(const void* buffer, std::size_t bytes, int dest, int tag,
                                Communicator* comm, SendMode mode) {
-  return start_once(send_init(buffer, bytes, dest, tag, comm, mode));
+  return start_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
 }
 
 Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int dest, int tag,
@@ -295,15 +295,23 @@ Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int de
   return make_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
 }
 
-Result<Request*> Engine::make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
-                                      int tag, Communicator* comm, SendMode mode, bool collective) {
+Status Engine::check_request(RequestKind kind, const void* buffer, std::size_t bytes, int peer,
+                             int tag, Communicator* comm, bool collective) const {
   const bool receive = kind == RequestKind::kReceive;  // only receives take wildcards
+  // The common case in a few compares; the checks below name what is wrong.
+  if (comm != nullptr && (buffer != nullptr || bytes == 0) && tag >= 0 && tag <= kTagUpperBound &&
+      peer >= 0 && peer < static_cast<int>(comm->peer_group(collective).size())) {
+    return Status::ok();
+  }
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   TAGWIRE_RETURN_IF_ERROR(
       check_peer(comm, peer, receive, receive ? "source" : "destination", collective));
   TAGWIRE_RETURN_IF_ERROR(check_tag(tag, receive));
-  TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
-  std::lock_guard lock(mutex_);
+  return check_buffer(buffer, bytes);
+}
+
+Request* Engine::fill_request(RequestKind kind, void* buffer, std::size_t bytes, int peer, int tag,
+                              Communicator* comm, SendMode mode, bool collective) {
   Request* r = new_request(kind);
   r->persistent = true;
   r->collective = collective;
@@ -316,10 +324,21 @@ Result<Request*> Engine::make_request(RequestKind kind, void* buffer, std::size_
   return r;
 }
 
-Result<Request*> Engine::start_once(Result<Request*> made) {
-  if (!made) return made;
+Result<Request*> Engine::make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
+                                      int tag, Communicator* comm, SendMode mode, bool collective) {
+  TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, collective));
   std::lock_guard lock(mutex_);
-  Request* r = *made;
+  return fill_request(kind, buffer, bytes, peer, tag, comm, mode, collective);
+}
+
+Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
+                                       int tag, Communicator* comm, SendMode mode,
+                                       bool collective) {
+  TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, collective));
+  // One lock for making and starting: a blocking ping-pong does this twice
+  // per iteration.
+  std::lock_guard lock(mutex_);
+  Request* r = fill_request(kind, buffer, bytes, peer, tag, comm, mode, collective);
   r->persistent = false;
   Status s = start_operation(r);
   if (!s.is_ok()) {
@@ -467,7 +486,8 @@ Status Engine::send(const void* buffer, std::size_t bytes, int dest, int tag, Co
 
 Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int source, int tag,
                                Communicator* comm) {
-  return start_once(recv_init(buffer, bytes, source, tag, comm));
+  return start_request(RequestKind::kReceive, buffer, bytes, source, tag, comm,
+                       SendMode::kStandard);
 }
 
 Result<Request*> Engine::recv_init(void* buffer, std::size_t bytes, int source, int tag,
@@ -1153,7 +1173,7 @@ Status Engine::comm_free(Communicator* comm) {
 Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::size_t bytes,
                                          int peer, int tag, Communicator* comm) {
   if (comm != nullptr && comm->inter()) return not_on_intercomm("collective operations");
-  return start_once(make_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true));
+  return start_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true);
 }
 
 Status Engine::barrier(Communicator* comm) {

@@ -267,12 +267,20 @@ class Engine final : public transport::Receiver {
   Status check_tag(int tag, bool allow_any) const;
   Status check_buffer(const void* buffer, std::size_t bytes) const;
   Request* new_request(RequestKind kind);
-  // Checks a send's or receive's arguments and makes its inactive request.
+  // A send's or receive's arguments, checked (an error names what is wrong).
+  Status check_request(RequestKind kind, const void* buffer, std::size_t bytes, int peer, int tag,
+                       Communicator* comm, bool collective) const;
+  // A new inactive (persistent) request with these arguments; lock held.
+  Request* fill_request(RequestKind kind, void* buffer, std::size_t bytes, int peer, int tag,
+                        Communicator* comm, SendMode mode, bool collective);
+  // Checks the arguments and makes an inactive request (send_init, recv_init).
   Result<Request*> make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
                                 int tag, Communicator* comm, SendMode mode,
                                 bool collective = false);
-  // Starts a request made by make_request as a one-shot operation.
-  Result<Request*> start_once(Result<Request*> made);
+  // Checks the arguments and starts a one-shot operation (isend, irecv).
+  Result<Request*> start_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
+                                 int tag, Communicator* comm, SendMode mode,
+                                 bool collective = false);
   Status start_operation(Request* r);
   // Marks a new operation under way; true if it is already finished (PROC_NULL).
   bool begin_operation(Request* r);
@@ -356,6 +364,7 @@ class Engine final : public transport::Receiver {
   std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> unexpected_;
   std::uint64_t next_unexpected_cookie_ = 1;
   RequestTable requests_;
+  RequestPool request_pool_;
   std::uint64_t next_send_id_ = 0;
   // Work that must not run inside a transport callback.
   struct Deferred {

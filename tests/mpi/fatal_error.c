@@ -10,14 +10,16 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   printf("before the error on rank %d\n", rank); /* buffered: stdout is a pipe */
   int x = 0;
+  /* The others flush before rank 0 errs: a loaded machine once let the
+   * launcher stop rank 1 before it had even reached its printf. */
+  if (rank != 0) fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     MPI_Send(&x, 1, MPI_INT, 99, 0, MPI_COMM_WORLD); /* invalid rank: fatal */
   } else {
-    /* The others wait to be stopped by the launcher. Their output is
-     * flushed by hand: a rank stopped by a signal loses what stdio holds
-     * (when every rank erred, one was sometimes stopped before its own
-     * error path flushed). */
-    fflush(stdout);
+    /* The others wait to be stopped by the launcher. Their output was
+     * flushed by hand above: a rank stopped by a signal loses what stdio
+     * holds. */
     MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   MPI_Finalize();

@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""Side-by-side point-to-point figures: Tagwire against Open MPI, MPICH and
+ucx_perftest on the same machine and transport, in one run, interleaved.
+
+Run through bench/compare, which installs and builds what this needs. Every
+MPI column runs the same program (bench/mpi/osu_p2p.c), built with each
+MPI's own compiler wrapper (ours is tagwire-cc). Each point is measured
+--reps times, round-robin over the columns (a noisy minute hits them all
+alike); the table gives medians, the spread (max-min over median), and the
+ratio of Tagwire to the best peer. Plots are written with gnuplot.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIZES_ALL = [0] + [1 << k for k in range(23)]  # 0 B .. 4 MiB
+PERFTEST_SIZES = [8, 64, 512, 4096, 32768, 262144, 1048576, 4194304]
+HEADLINE = [  # (test, size): the points the issue's targets name
+    ("latency", 8),
+    ("rate", 8),
+    ("bw", 1048576),
+    ("bw", 4194304),
+]
+PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw"}
+LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False}
+UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s"}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ucx_env(transport):
+    if transport == "shm":
+        return {"UCX_TLS": "sm,self"}
+    if transport == "tcp":
+        return {"UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "lo"}
+    if transport == "rxe":
+        return {
+            "UCX_TLS": "rc_verbs,ud_verbs,self",
+            "UCX_NET_DEVICES": "rxe0:1",
+            "UCX_UD_VERBS_ETH_DGID_CHECK": "n",
+        }
+    raise ValueError(transport)
+
+
+class Column:
+    """One implementation on one transport: how to run osu_p2p or perftest."""
+
+    def __init__(self, name, transport, argv_prefix, env, binary):
+        self.name = name
+        self.transport = transport
+        self.argv_prefix = argv_prefix
+        self.env = env
+        self.binary = binary
+
+    def run_osu(self, test, sizes, timeout):
+        lo, hi = min(sizes), max(sizes)
+        osu_test = {"rate": "mbw_mr"}.get(test, test)
+        argv = self.argv_prefix + [self.binary, osu_test, "-m", f"{lo}:{hi}"]
+        env = dict(os.environ, **self.env)
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+        if out.returncode != 0:
+            raise RuntimeError(f"{self.name}: {' '.join(argv)} failed ({out.returncode}):\n"
+                               f"{out.stderr[-2000:]}")
+        points = {}
+        for line in out.stdout.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            f = line.split()
+            size = int(f[0])
+            if size not in sizes:
+                continue
+            # latency: us; bw/bibw: MB/s; mbw_mr: MB/s and msg/s
+            points[size] = float(f[2]) if test == "rate" else float(f[1])
+        return points
+
+
+def tagwire_column(transport, build):
+    run = os.path.join(build, "tools", "tagwire-run")
+    env = ucx_env(transport) if transport != "verbs" else {
+        "TAGWIRE_TRANSPORT": "verbs", "TAGWIRE_DEVICE": "rxe0"}
+    return Column("tagwire", transport, [run, "-n", "2", "--timeout", "600"], env,
+                  os.path.join(build, "bench", "osu_p2p"))
+
+
+def openmpi_columns(transport, binary):
+    base = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2", "--bind-to", "none"]
+    ucx = base + ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca",
+                  "pml_ucx_devices", "any"]
+    for k, v in ucx_env(transport).items():
+        ucx += ["-x", f"{k}={v}"]
+    cols = [Column("openmpi-ucx", transport, ucx, {}, binary)]
+    if transport == "shm":
+        cols.append(Column("openmpi-vader", transport,
+                           base + ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"], {},
+                           binary))
+    elif transport == "tcp":
+        cols.append(Column("openmpi-tcp", transport,
+                           base + ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca",
+                                   "btl_tcp_if_include", "lo"], {}, binary))
+    return cols
+
+
+def mpich_column(transport, binary):
+    # Debian's MPICH is ch4:ucx: it runs on the same UCX transports.
+    argv = ["mpirun.mpich", "-np", "2"]
+    for k, v in ucx_env(transport).items():
+        argv += ["-genv", k, v]
+    return Column("mpich", transport, argv, {}, binary)
+
+
+def perftest_point(transport, test, size, timeout):
+    """ucx_perftest's UCP tag test on the same transport: one process pair per point."""
+    ptest = "tag_lat" if test == "latency" else "tag_bw"
+    iters = 100000 if size <= 8192 else max(200, 100000 * 8192 // max(size, 1) // 4)
+    port = free_port()
+    env = dict(os.environ, **ucx_env(transport))
+    args = ["-t", ptest, "-s", str(max(size, 1)), "-n", str(iters), "-p", str(port)]
+    server = subprocess.Popen(["ucx_perftest"] + args, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        line = None
+        deadline = time.monotonic() + 10
+        while line is None and time.monotonic() < deadline:
+            time.sleep(0.3)  # the server needs a moment to listen
+            out = subprocess.run(["ucx_perftest", "127.0.0.1"] + args, env=env,
+                                 capture_output=True, text=True, timeout=timeout)
+            for l in out.stdout.splitlines():
+                if l.startswith("Final:"):
+                    line = l.split()
+        if line is None:
+            raise RuntimeError(f"ucx_perftest {ptest} {size} B on {transport} gave no result")
+    finally:
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    # Final: iters typical_lat avg_lat overall_lat avg_bw overall_bw avg_mr overall_mr
+    if test == "latency":
+        return float(line[3])
+    if test == "rate":
+        return float(line[8])
+    return float(line[6]) * 1.048576  # perftest's MB is MiB; ours is 10^6
+
+
+def ib_perftest_point(test, size, timeout):
+    """rdma-core's perftest on rxe0 (inside ci/rxe-vm): ib_write_lat for latency
+    (half round trip, like ours), ib_read_bw for bandwidth (our rendezvous is an
+    RDMA READ)."""
+    gid = os.environ.get("TAGWIRE_TEST_RXE_GID_INDEX")
+    if gid is None:
+        raise RuntimeError("the rxe columns run inside ci/rxe-vm (bench/compare --rxe)")
+    prog = "ib_write_lat" if test == "latency" else "ib_read_bw"
+    iters = 1000 if size <= 65536 else 100
+    port = str(free_port())
+    args = [prog, "-d", "rxe0", "-x", gid, "-s", str(max(size, 2)), "-n", str(iters), "-F",
+            "-p", port]
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        fields = None
+        deadline = time.monotonic() + 30
+        while fields is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            out = subprocess.run(args + ["127.0.0.1"], capture_output=True, text=True,
+                                 timeout=timeout)
+            for l in out.stdout.splitlines():
+                f = l.split()
+                if len(f) >= 5 and f[0] == str(max(size, 2)) and f[1] == str(iters):
+                    fields = f
+        if fields is None:
+            raise RuntimeError(f"{prog} {size} B gave no result")
+    finally:
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    # ib_write_lat: bytes iters t_min t_max t_typical t_avg ...; ib_read_bw:
+    # bytes iters peak avg(MB/s, 2^20) msg_rate
+    return float(fields[5]) if test == "latency" else float(fields[3]) * 1.048576
+
+
+def measure(columns, transports, tests, sizes_for, reps, timeout, perftest):
+    """results[(transport, test, column)][size] = [values over reps]"""
+    results = {}
+    total = reps * len(transports) * len(tests)
+    step = 0
+    for rep in range(reps):
+        for transport in transports:
+            for test in tests:
+                step += 1
+                sizes = sizes_for(test)
+                log(f"[{step}/{total}] rep {rep + 1}/{reps} {transport} {test}: "
+                    f"{', '.join(c.name for c in columns[transport])}"
+                    f"{', ucx_perftest' if perftest else ''}")
+                for col in columns[transport]:
+                    t0 = time.monotonic()
+                    points = col.run_osu(test, sizes, timeout)
+                    log(f"    {col.name:15s} {time.monotonic() - t0:5.1f} s")
+                    for size, v in points.items():
+                        results.setdefault((transport, test, col.name), {}).setdefault(
+                            size, []).append(v)
+                if perftest and not (transport == "rxe" and test == "rate"):
+                    t0 = time.monotonic()
+                    name = perftest_name(transport, test)
+                    for size in [s for s in PERFTEST_SIZES if s in sizes]:
+                        v = (ib_perftest_point(test, size, timeout) if transport == "rxe" else
+                             perftest_point(transport, test, size, timeout))
+                        results.setdefault((transport, test, name), {}).setdefault(
+                            size, []).append(v)
+                    log(f"    {name:15s} {time.monotonic() - t0:5.1f} s")
+    return results
+
+
+def perftest_name(transport, test):
+    if transport != "rxe":
+        return "ucx_perftest"
+    return "ib_write_lat" if test == "latency" else "ib_read_bw"
+
+
+def summary(values):
+    med = statistics.median(values)
+    spread = (max(values) - min(values)) / med if med else 0.0
+    return med, spread
+
+
+def fmt(v):
+    if v >= 1e5:
+        return f"{v / 1e6:.2f} M"
+    if v >= 100:
+        return f"{v:.0f}"
+    return f"{v:.2f}"
+
+
+def best_peer(results, transport, test, size, names, lower):
+    # Peers are the MPIs; perftest (no MPI semantics at all) has its own column.
+    vals = [(summary(results[(transport, test, n)][size])[0], n) for n in names
+            if not n.startswith("tagwire") and n not in PERFTEST_NAMES and
+            size in results.get((transport, test, n), {})]
+    if not vals:
+        return None
+    return min(vals) if lower else max(vals)
+
+
+def write_table(results, transports, tests, names_by_transport, reps, extra, path):
+    lines = [f"Medians of {reps} interleaved runs (spread = (max-min)/median); "
+             f"ratio = Tagwire / best MPI peer (latency: lower is better, so < 1 wins; "
+             f"bandwidth and rate: > 1 wins).", ""]
+    lines += ["## Headline points", "",
+              "| transport | point | " + " | ".join(["tagwire", "best MPI peer", "ratio",
+                                                     "vs perftest"]) + " |",
+              "|---|---|---:|---:|---:|---:|"]
+    for transport in transports:
+        for test, size in HEADLINE:
+            if test not in tests:
+                continue
+            key = (transport, test, "tagwire")
+            if size not in results.get(key, {}):
+                continue
+            lower = LOWER_IS_BETTER[test]
+            tw, tw_spread = summary(results[key][size])
+            best = best_peer(results, transport, test, size, names_by_transport[transport], lower)
+            pt = results.get((transport, test, perftest_name(transport, test)), {}).get(size)
+            pt_ratio = f"{tw / summary(pt)[0]:.2f}" if pt else "-"
+            best_s = f"{fmt(best[0])} ({best[1]})" if best else "-"
+            ratio = f"{tw / best[0]:.2f}" if best else "-"
+            lines.append(f"| {transport} | {test} {size} B ({UNITS[test]}) | "
+                         f"{fmt(tw)} ±{tw_spread:.0%} | {best_s} | {ratio} | {pt_ratio} |")
+    for row in extra:
+        lines.append(row)
+    for transport in transports:
+        for test in tests:
+            names = [n for n in names_by_transport[transport]
+                     if (transport, test, n) in results]
+            sizes = sorted(set().union(*[results[(transport, test, n)].keys() for n in names]))
+            lines += ["", f"## {test} over {transport} ({UNITS[test]})", "",
+                      "| bytes | " + " | ".join(names) + " | tagwire / best MPI |",
+                      "|---:|" + "---:|" * (len(names) + 1)]
+            for size in sizes:
+                cells = []
+                for n in names:
+                    v = results[(transport, test, n)].get(size)
+                    cells.append(f"{fmt(summary(v)[0])} ±{summary(v)[1]:.0%}" if v else "-")
+                best = best_peer(results, transport, test, size, names, LOWER_IS_BETTER[test])
+                tw = results.get((transport, test, "tagwire"), {}).get(size)
+                ratio = f"{summary(tw)[0] / best[0]:.2f}" if best and tw else "-"
+                lines.append(f"| {size} | " + " | ".join(cells) + f" | {ratio} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+def plot(results, transports, test, names_by_transport, out_dir):
+    if shutil.which("gnuplot") is None:
+        log("gnuplot not found: no plots (install gnuplot-nox)")
+        return None
+    series = []
+    for transport in transports:
+        for n in names_by_transport[transport]:
+            pts = results.get((transport, test, n))
+            if not pts:
+                continue
+            data = os.path.join(out_dir, f"{test}-{transport}-{n}.dat")
+            with open(data, "w") as f:
+                for size in sorted(pts):
+                    if size == 0:
+                        continue  # a log axis has no 0
+                    med = summary(pts[size])[0]
+                    f.write(f"{size} {med} {min(pts[size])} {max(pts[size])}\n")
+            series.append((data, f"{n} ({transport})"))
+    if not series:
+        return None
+    png = os.path.join(out_dir, f"{test}.png")
+    ylabel = {"latency": "one-way latency (us)", "bw": "bandwidth (MB/s)",
+              "bibw": "bidirectional bandwidth (MB/s)", "rate": "messages per second"}[test]
+    script = [
+        "set terminal pngcairo size 1000,650",
+        f"set output '{png}'",
+        "set logscale x 2",
+        "set logscale y" if test == "latency" else "unset logscale y",
+        "set xlabel 'message size (bytes)'",
+        f"set ylabel '{ylabel}'",
+        f"set title 'osu_p2p {test}: median of the runs, bars from min to max'",
+        "set key left top" if test == "latency" else "set key right bottom",
+        "set grid",
+        "plot " + ", ".join(f"'{d}' using 1:2:3:4 with yerrorlines title '{t}'"
+                            for d, t in series),
+    ]
+    subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=True)
+    return png
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--transports", default="shm tcp")
+    ap.add_argument("--tests", default="latency bw rate")
+    ap.add_argument("--sizes", default="all",
+                    help="'all' (0 B to 4 MiB) or a comma list of byte counts")
+    ap.add_argument("--peers", default="openmpi mpich perftest")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "compare"))
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--cancel", action="store_true",
+                    help="also time Cancel + Wait of an unmatched eager send (bench/cancel_bench)")
+    a = ap.parse_args()
+    transports = a.transports.split()
+    tests = a.tests.split()
+    peers = a.peers.split()
+    os.makedirs(a.out, exist_ok=True)
+    if a.sizes == "all":
+        sizes = SIZES_ALL
+    else:
+        sizes = [int(s) for s in a.sizes.split(",")]
+
+    def sizes_for(test):
+        return [8] if test == "rate" else [s for s in sizes if test == "latency" or s > 0]
+
+    binaries = {}
+    src = os.path.join(ROOT, "bench", "mpi", "osu_p2p.c")
+    for mpi, cc in (("openmpi", "mpicc.openmpi"), ("mpich", "mpicc.mpich")):
+        if mpi not in peers:
+            continue
+        binaries[mpi] = os.path.join(a.out, f"osu_p2p.{mpi}")
+        subprocess.run([cc, "-O2", "-Wall", "-Werror", src, "-o", binaries[mpi]], check=True)
+    columns, names = {}, {}
+    for t in transports:
+        if t == "rxe":  # our verbs transport, and our engine over UCX rc_verbs
+            tw = tagwire_column("verbs", a.build)
+            cols = [tw, Column("tagwire-ucx", t, tw.argv_prefix, ucx_env(t), tw.binary)]
+        else:
+            cols = [tagwire_column(t, a.build)]
+        if "openmpi" in peers:
+            cols += openmpi_columns(t, binaries["openmpi"])
+        if "mpich" in peers:
+            cols.append(mpich_column(t, binaries["mpich"]))
+        columns[t] = cols
+        names[t] = [c.name for c in cols]
+        if "perftest" in peers:
+            names[t] += (["ib_write_lat", "ib_read_bw"] if t == "rxe" else ["ucx_perftest"])
+    started = time.monotonic()
+    results = measure(columns, transports, tests, sizes_for, a.reps, a.timeout,
+                      "perftest" in peers)
+    extra = []
+    if a.cancel:
+        extra = cancel_rows(a, transports, results)
+    table = write_table(results, transports, tests, names, a.reps, extra,
+                        os.path.join(a.out, "results.md"))
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({f"{k[0]} {k[1]} {k[2]}": v for k, v in results.items()}, f, indent=1)
+    pngs = [p for p in (plot(results, transports, t, names, a.out) for t in tests) if p]
+    print(table)
+    print(f"\n{time.monotonic() - started:.0f} s; table: {os.path.join(a.out, 'results.md')}; "
+          f"plots: {', '.join(pngs) if pngs else 'none'}")
+
+
+def cancel_rows(a, transports, results):
+    """Cancel + Wait of an unmatched eager send against the 8-byte latency of the
+    same run. No peer column: Open MPI, MPICH and UCX cannot cancel a send."""
+    rows = []
+    for t in transports:
+        lat = results.get((t, "latency", "tagwire"), {}).get(8)
+        if not lat:
+            continue
+        env = dict(os.environ, **(ucx_env(t) if t != "rxe" else {
+            "TAGWIRE_TRANSPORT": "verbs", "TAGWIRE_DEVICE": "rxe0"}))
+        values = []
+        for _ in range(a.reps):
+            out = subprocess.run([os.path.join(a.build, "tools", "tagwire-run"), "-n", "2",
+                                  os.path.join(a.build, "bench", "cancel_bench"), "1000"],
+                                 env=env, capture_output=True, text=True, timeout=a.timeout,
+                                 check=True)
+            for line in out.stdout.splitlines():
+                f = line.split()
+                if f and f[0] == "8":
+                    values.append(float(f[1]))
+        med, spread = summary(values)
+        ratio = med / summary(lat)[0]
+        rows.append(f"| {t} | Cancel + Wait, unmatched 8 B send (us) | {fmt(med)} ±{spread:.0%}"
+                    f" | cannot cancel | {ratio:.1f} x latency | - |")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
