@@ -51,12 +51,14 @@ MPI_Request add_request(engine::Request* r, WireBuffer& w) {
   if (w.staging) {
     ThreadGuard guard(state().staging_mutex);
     state().staging[h] = std::move(*w.staging);
+    state().staged.store(state().staging.size(), std::memory_order_relaxed);
   }
   return h;
 }
 
 // Before a send starts (and every restart of a persistent one): pack.
 void pack_for_send(MPI_Request h) {
+  if (state().staged.load(std::memory_order_relaxed) == 0) return;
   ThreadGuard guard(state().staging_mutex);
   auto it = state().staging.find(h);
   if (it == state().staging.end() || it->second.receive) return;
@@ -96,6 +98,12 @@ int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype,
 
 // The engine request behind a handle; null for MPI_REQUEST_NULL.
 Result<engine::Request*> request_of(MPI_Request handle) {
+  // Every completion looks its handle up (Waitall twice): the common case
+  // first, in a few compares.
+  State& st = state();
+  if (st.initialized && !st.finalized && handle != MPI_REQUEST_NULL) {
+    if (engine::Request** r = st.requests.find(handle)) return *r;
+  }
   TAGWIRE_RETURN_IF_ERROR(check_initialized());
   if (handle == MPI_REQUEST_NULL) return static_cast<engine::Request*>(nullptr);
   engine::Request** r = state().requests.find(handle);
@@ -110,14 +118,17 @@ Result<engine::Request*> request_of(MPI_Request handle) {
 // far as the message went), and a non-persistent request is gone (the
 // engine has released it, so `persistent` is read before completion).
 void retire(MPI_Request* handle, bool persistent, const engine::MessageStatus& st) {
-  {
+  if (state().staged.load(std::memory_order_relaxed) != 0) {
     ThreadGuard guard(state().staging_mutex);
     auto it = state().staging.find(*handle);
     if (it != state().staging.end()) {
       Staging& s = it->second;
       if (s.receive && !st.cancelled)
         s.layout->unpack(s.packed.data(), st.count, s.count, s.user_buffer);
-      if (!persistent) state().staging.erase(it);
+      if (!persistent) {
+        state().staging.erase(it);
+        state().staged.store(state().staging.size(), std::memory_order_relaxed);
+      }
     }
   }
   if (*handle != MPI_REQUEST_NULL && !persistent) {
@@ -525,6 +536,7 @@ int MPI_Request_free(MPI_Request* request) {
     // MPI_Finalize.
     if (in_flight) state().orphaned_staging.push_back(std::move(it->second));
     state().staging.erase(it);
+    state().staged.store(state().staging.size(), std::memory_order_relaxed);
   }
   state().requests.remove(*request);
   *request = MPI_REQUEST_NULL;

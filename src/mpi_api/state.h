@@ -3,6 +3,7 @@
 // Status -> error class, and the error-handler dispatch.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -92,6 +93,9 @@ struct State {
   std::unordered_map<MPI_Request, Staging> staging;
   std::vector<Staging> orphaned_staging;  // freed while in flight
   std::mutex staging_mutex;               // both of the above, under MPI_THREAD_MULTIPLE
+  // How many entries `staging` holds, readable without the mutex: when it
+  // is 0 (every contiguous datatype) completion skips the map and the lock.
+  std::atomic<std::size_t> staged{0};
   // Windows (entries stay put: attribute pointers into them are handed out).
   HandleTable<std::unique_ptr<WinEntry>> windows{1};  // 0 is MPI_WIN_NULL
   HandleTable<WinKeyval> win_keyvals{kFirstUserKeyval};
