@@ -67,10 +67,12 @@ class Column:
         self.env = env
         self.binary = binary
 
-    def run_osu(self, test, sizes, timeout):
+    def run_osu(self, test, sizes, timeout, iters=None):
         lo, hi = min(sizes), max(sizes)
         osu_test = {"rate": "mbw_mr"}.get(test, test)
         argv = self.argv_prefix + [self.binary, osu_test, "-m", f"{lo}:{hi}"]
+        if iters:
+            argv += ["-i", str(iters)]
         env = dict(os.environ, **self.env)
         out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
         if out.returncode != 0:
@@ -78,9 +80,9 @@ class Column:
                                f"{out.stderr[-2000:]}")
         points = {}
         for line in out.stdout.splitlines():
-            if line.startswith("#") or not line.strip():
-                continue
             f = line.split()
+            if len(f) < 2 or not f[0].isdigit():
+                continue  # headers, and any library's log lines on stdout
             size = int(f[0])
             if size not in sizes:
                 continue
@@ -193,7 +195,7 @@ def ib_perftest_point(test, size, timeout):
     return float(fields[5]) if test == "latency" else float(fields[3]) * 1.048576
 
 
-def measure(columns, transports, tests, sizes_for, reps, timeout, perftest):
+def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_iters):
     """results[(transport, test, column)][size] = [values over reps]"""
     results = {}
     total = reps * len(transports) * len(tests)
@@ -208,7 +210,7 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest):
                     f"{', ucx_perftest' if perftest else ''}")
                 for col in columns[transport]:
                     t0 = time.monotonic()
-                    points = col.run_osu(test, sizes, timeout)
+                    points = col.run_osu(test, sizes, timeout, osu_iters.get(test))
                     log(f"    {col.name:15s} {time.monotonic() - t0:5.1f} s")
                     for size, v in points.items():
                         results.setdefault((transport, test, col.name), {}).setdefault(
@@ -354,6 +356,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "compare"))
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--osu-iters", default="",
+                    help="osu_p2p -i per test, e.g. latency=1000,bw=2 (the VM is slow)")
     ap.add_argument("--cancel", action="store_true",
                     help="also time Cancel + Wait of an unmatched eager send (bench/cancel_bench)")
     a = ap.parse_args()
@@ -392,8 +396,9 @@ def main():
         if "perftest" in peers:
             names[t] += (["ib_write_lat", "ib_read_bw"] if t == "rxe" else ["ucx_perftest"])
     started = time.monotonic()
+    osu_iters = {k: int(v) for k, v in (p.split("=") for p in a.osu_iters.split(",") if p)}
     results = measure(columns, transports, tests, sizes_for, a.reps, a.timeout,
-                      "perftest" in peers)
+                      "perftest" in peers, osu_iters)
     extra = []
     if a.cancel:
         extra = cancel_rows(a, transports, results)

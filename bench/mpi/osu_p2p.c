@@ -28,11 +28,13 @@ static void die(const char* why) {
 }
 
 /* Above LARGE the count shrinks with the size (the same bytes moved per
- * point), down to 20: a 4 MiB point then takes a second, not a minute. */
+ * point), down to 20 (or -i, if smaller): a 4 MiB point then takes a
+ * second, not a minute. */
 static int iters_for(long bytes, int small) {
   if (bytes <= LARGE) return small;
   long n = (long)small * LARGE / bytes;
-  return n > 20 ? (int)n : 20;
+  int floor = small < 20 ? small : 20;
+  return n > floor ? (int)n : floor;
 }
 
 static double latency(char* s, char* r, long bytes, int iters, int warmup) {

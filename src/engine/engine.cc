@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include "engine/idle_backoff.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -20,9 +22,9 @@ namespace tagwire::engine {
 namespace {
 
 constexpr std::size_t kMaxRemoteKey = 4096;
-// Polls in a row before a blocking call gives its core away: oversubscribed
-// jobs would otherwise spin against the very peer they wait for.
-constexpr unsigned kSpinsBeforeYield = 64;
+// Polls per hold of the engine lock in wait(): taking it for each poll was
+// a tenth of an 8-byte ping-pong.
+constexpr unsigned kPollsPerLock = 64;
 
 Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config, int rank,
                                                                int size) {
@@ -717,15 +719,6 @@ unsigned Engine::progress_locked() {
   return n;
 }
 
-void Engine::idle_turn(unsigned progressed, unsigned* idle_turns) {
-  if (progressed != 0) {
-    *idle_turns = 0;
-  } else if (++*idle_turns >= kSpinsBeforeYield) {
-    *idle_turns = 0;
-    sched_yield();
-  }
-}
-
 unsigned Engine::progress() {
   std::lock_guard lock(mutex_);
   return progress_locked();
@@ -753,16 +746,17 @@ Status Engine::wait(Request* r, MessageStatus* status) {
   // The lock is held across a run of polls, not taken for each: a helper
   // thread never needs it while the application is here (EngineLock), and
   // a lock per poll was a tenth of an 8-byte ping-pong.
+  IdleBackoff idle;
   for (;;) {
     {
       std::lock_guard lock(mutex_);
-      for (unsigned turn = 0; turn < kSpinsBeforeYield; ++turn) {
+      for (unsigned turn = 0; turn < kPollsPerLock; ++turn) {
         auto done = test_locked(r, status);
         if (!done) return done.status();
         if (*done) return Status::ok();
       }
     }
-    sched_yield();
+    idle.pause();
   }
 }
 
@@ -778,7 +772,7 @@ Result<bool> Engine::peek_status(Request* r, MessageStatus* status) {
 }
 
 Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* status) {
-  unsigned idle = 0;
+  IdleBackoff idle;
   for (;;) {
     std::unique_lock lock(mutex_);
     bool any_active = false;
@@ -797,7 +791,7 @@ Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* 
     }
     unsigned n = progress_locked();
     lock.unlock();
-    idle_turn(n, &idle);
+    idle.turn(n != 0);
   }
 }
 
@@ -876,12 +870,12 @@ Result<bool> Engine::iprobe(int source, int tag, Communicator* comm, MessageStat
 }
 
 Status Engine::probe(int source, int tag, Communicator* comm, MessageStatus* status) {
-  unsigned idle = 0;
+  IdleBackoff idle;
   for (;;) {
     auto found = iprobe(source, tag, comm, status);
     if (!found) return found.status();
     if (*found) return Status::ok();
-    idle_turn(0, &idle);
+    idle.turn(false);
   }
 }
 
@@ -922,11 +916,11 @@ Result<std::unique_ptr<Message>> Engine::improbe(int source, int tag, Communicat
 
 Result<std::unique_ptr<Message>> Engine::mprobe(int source, int tag, Communicator* comm,
                                                 MessageStatus* status) {
-  unsigned idle = 0;
+  IdleBackoff idle;
   for (;;) {
     auto message = improbe(source, tag, comm, status);
     if (!message || *message) return message;
-    idle_turn(0, &idle);
+    idle.turn(false);
   }
 }
 
@@ -960,7 +954,7 @@ Status Engine::buffer_attach(void* buffer, std::size_t bytes) {
 }
 
 Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
-  unsigned idle = 0;
+  IdleBackoff idle;
   for (;;) {
     unsigned n;
     {
@@ -968,7 +962,7 @@ Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
       if (bsend_blocks_.empty()) break;
       n = progress_locked();  // the standard: detach blocks until buffered messages are sent
     }
-    idle_turn(n, &idle);
+    idle.turn(n != 0);
   }
   std::lock_guard lock(mutex_);
   std::pair<void*, std::size_t> out{bsend_buffer_, bsend_size_};

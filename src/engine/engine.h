@@ -248,10 +248,6 @@ class Engine final : public transport::Receiver {
   void on_peer_failed(int world_rank);
   bool is_dead(int world_rank) const;
   Status peer_failed_status(int world_rank) const;
-  // One turn of a blocking loop: progress, and after a run of idle turns
-  // give the core away (oversubscribed jobs would otherwise spin against
-  // the very peer they wait for).
-  void idle_turn(unsigned progressed, unsigned* idle_turns);
   Status check_comm(Communicator* comm) const;
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
                     bool collective = false) const;

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "engine/engine.h"
+#include "engine/idle_backoff.h"
 
 namespace tagwire::engine {
 
@@ -90,7 +91,7 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
 Status Engine::win_fence(Window* w) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
   // Local completion of every put and get of the epoch ...
-  unsigned idle = 0;
+  IdleBackoff idle;
   for (;;) {
     unsigned n;
     {
@@ -98,7 +99,7 @@ Status Engine::win_fence(Window* w) {
       if (w->pending == 0) break;
       n = progress_locked();
     }
-    idle_turn(n, &idle);
+    idle.turn(n != 0);
   }
   // ... then remote completion: the puts are in their targets' memory ...
   FlushWait flush;
@@ -114,7 +115,7 @@ Status Engine::win_fence(Window* w) {
       std::lock_guard lock(mutex_);
       n = progress_locked();
     }
-    idle_turn(n, &idle);
+    idle.turn(n != 0);
   }
   TAGWIRE_RETURN_IF_ERROR(flush.status.with_context("MPI_Win_fence (flush)"));
   // ... and nobody leaves before everyone's accesses are in.

@@ -413,6 +413,15 @@ class UcxTransportImpl final : public transport::Transport {
   transport::TransportCounters counters_;
 };
 
+// Whether a UCX_TLS value lets UCX open its TCP transport.
+bool tls_may_include_tcp(const char* tls) {
+  if (tls == nullptr) return true;  // all transports
+  std::string_view v(tls);
+  const bool has_tcp = v.find("tcp") != std::string_view::npos;
+  if (v.starts_with('^')) return !has_tcp;  // an exclusion list
+  return has_tcp || v.find("all") != std::string_view::npos;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOptions& options) {
@@ -426,7 +435,8 @@ Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOpti
   // 4.5). The environment is the only way in: ucp_config_modify does not
   // reach a transport's settings in UCX 1.13. A value the user set wins
   // (no overwrite); this runs in MPI_Init, before the application's threads.
-  ::setenv("UCX_TCP_TX_SEG_SIZE", "64k", 0);
+  // Only where TCP may load: UCX warns about a variable nothing read.
+  if (tls_may_include_tcp(std::getenv("UCX_TLS"))) ::setenv("UCX_TCP_TX_SEG_SIZE", "64k", 0);
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) return ucx_error("ucp_config_read", s);
