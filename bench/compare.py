@@ -305,40 +305,41 @@ def write_table(results, transports, tests, names_by_transport, reps, extra, pat
     return "\n".join(lines)
 
 
-def plot(results, transports, test, names_by_transport, out_dir):
+def plot(results, transport, test, names, out_dir):
+    """One PNG per test and transport: every column's median, bars min to max."""
     if shutil.which("gnuplot") is None:
         log("gnuplot not found: no plots (install gnuplot-nox)")
         return None
     series = []
-    for transport in transports:
-        for n in names_by_transport[transport]:
-            pts = results.get((transport, test, n))
-            if not pts:
-                continue
-            data = os.path.join(out_dir, f"{test}-{transport}-{n}.dat")
-            with open(data, "w") as f:
-                for size in sorted(pts):
-                    if size == 0:
-                        continue  # a log axis has no 0
-                    med = summary(pts[size])[0]
-                    f.write(f"{size} {med} {min(pts[size])} {max(pts[size])}\n")
-            series.append((data, f"{n} ({transport})"))
+    for n in names:
+        pts = results.get((transport, test, n))
+        if not pts:
+            continue
+        data = os.path.join(out_dir, f"{test}-{transport}-{n}.dat")
+        with open(data, "w") as f:
+            for size in sorted(pts):
+                if size == 0:
+                    continue  # a log axis has no 0
+                f.write(f"{size} {summary(pts[size])[0]} {min(pts[size])} {max(pts[size])}\n")
+        series.append((data, n))
     if not series:
         return None
-    png = os.path.join(out_dir, f"{test}.png")
+    png = os.path.join(out_dir, f"{test}-{transport}.png")
     ylabel = {"latency": "one-way latency (us)", "bw": "bandwidth (MB/s)",
               "bibw": "bidirectional bandwidth (MB/s)", "rate": "messages per second"}[test]
+    style = "yerrorlines" if test != "rate" else "yerrorbars"
     script = [
-        "set terminal pngcairo size 1000,650",
+        "set terminal pngcairo size 1000,650 noenhanced",
         f"set output '{png}'",
         "set logscale x 2",
+        "set format x '%.0b %BB'",
         "set logscale y" if test == "latency" else "unset logscale y",
-        "set xlabel 'message size (bytes)'",
+        "set xlabel 'message size'",
         f"set ylabel '{ylabel}'",
-        f"set title 'osu_p2p {test}: median of the runs, bars from min to max'",
+        f"set title 'osu_p2p {test} over {transport}: median of the runs, bars from min to max'",
         "set key left top" if test == "latency" else "set key right bottom",
         "set grid",
-        "plot " + ", ".join(f"'{d}' using 1:2:3:4 with yerrorlines title '{t}'"
+        "plot " + ", ".join(f"'{d}' using 1:2:3:4 with {style} lw 2 title '{t}'"
                             for d, t in series),
     ]
     subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=True)
@@ -406,7 +407,8 @@ def main():
                         os.path.join(a.out, "results.md"))
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({f"{k[0]} {k[1]} {k[2]}": v for k, v in results.items()}, f, indent=1)
-    pngs = [p for p in (plot(results, transports, t, names, a.out) for t in tests) if p]
+    pngs = [p for p in (plot(results, tr, t, names[tr], a.out) for tr in transports
+                        for t in tests) if p]
     print(table)
     print(f"\n{time.monotonic() - started:.0f} s; table: {os.path.join(a.out, 'results.md')}; "
           f"plots: {', '.join(pngs) if pngs else 'none'}")

@@ -97,6 +97,7 @@ const Setting kSettings[] = {
        if (size && *size > (std::size_t{1} << 30)) {
          return bad_value(n, t, "a size of at most 1G");
        }
+       c.eager_threshold_set = true;
        return store(c.eager_threshold, std::move(size));
      }},
     {"TAGWIRE_LOG_LEVEL",

@@ -63,9 +63,13 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::unique_ptr<Bootstrap> bootstrap) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
-  auto transport = create_transport(config, bootstrap->rank(), bootstrap->size());
+  Config resolved = config;
+  if (!config.eager_threshold_set && config.transport != TransportChoice::kVerbs) {
+    resolved.eager_threshold = kUcxEagerThreshold;
+  }
+  auto transport = create_transport(resolved, bootstrap->rank(), bootstrap->size());
   if (!transport) return transport.status();
-  return create(config, std::move(bootstrap), std::move(transport).value());
+  return create(resolved, std::move(bootstrap), std::move(transport).value());
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
