@@ -207,7 +207,7 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
                 sizes = sizes_for(test)
                 log(f"[{step}/{total}] rep {rep + 1}/{reps} {transport} {test}: "
                     f"{', '.join(c.name for c in columns[transport])}"
-                    f"{', ucx_perftest' if perftest else ''}")
+                    f"{', ' + perftest_name(transport, test) if perftest else ''}")
                 for col in columns[transport]:
                     t0 = time.monotonic()
                     points = col.run_osu(test, sizes, timeout, osu_iters.get(test))
@@ -332,9 +332,9 @@ def plot(results, transport, test, names, out_dir):
         "set terminal pngcairo size 1000,650 noenhanced",
         f"set output '{png}'",
         "set logscale x 2",
-        "set format x '%.0b %BB'",
+        "set format x '%.0b%B'",
         "set logscale y" if test == "latency" else "unset logscale y",
-        "set xlabel 'message size'",
+        "set xlabel 'message size (bytes; Ki = 1024, Mi = 1024 Ki)'",
         f"set ylabel '{ylabel}'",
         f"set title 'osu_p2p {test} over {transport}: median of the runs, bars from min to max'",
         "set key left top" if test == "latency" else "set key right bottom",

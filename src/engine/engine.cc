@@ -1,7 +1,5 @@
 #include "engine/engine.h"
 
-#include "engine/idle_backoff.h"
-
 #include <sched.h>
 
 #include <algorithm>
@@ -9,6 +7,8 @@
 #include <string>
 
 #include "common/log.h"
+#include "common/topology.h"
+#include "engine/idle_backoff.h"
 
 #ifdef TAGWIRE_HAVE_UCX
 #include "ucx/ucx_transport.h"
@@ -158,8 +158,18 @@ Status Engine::start_up() {
                                                     : HelperMode::kNone;
   if (helper != HelperMode::kNone) {
     application_pu_ = sched_getcpu();
+    // Where the helper goes is found here, in MPI_Init, not in the new
+    // thread: PCI discovery is slow (a large part of a second in the
+    // soft-RoCE VM), and done beside the application it ran into the first
+    // thousands of ping-pongs and doubled their latency there. Near the
+    // NIC when one is named, and off the core the application thread
+    // started on when there is another. (PCI only with a device to be near.)
+    auto topology = Topology::load(!config_.device.empty());
+    const int helper_pu = topology ? topology->pick_helper_pu(config_.device, application_pu_) : -1;
     mutex_.enable();
-    helper_thread_ = std::thread([this, helper] { helper_thread_main(helper); });
+    helper_thread_ = std::thread([this, helper, helper_pu, topo = std::move(topology)] {
+      helper_thread_main(helper, topo, helper_pu);
+    });
   }
   return Status::ok();
 }
@@ -182,6 +192,9 @@ Status Engine::finalize() {
   if (helper_thread_.joinable()) {
     stop_helper_thread_ = true;
     helper_thread_.join();
+    TW_INFO("engine", "helper thread took the lock " << counters_.helper_entries
+                                                     << " times and progressed "
+                                                     << counters_.helper_progressed);
   }
   std::lock_guard lock(mutex_);
   Status s = transport_->disconnect_all();

@@ -49,6 +49,10 @@
 #include "matching/matcher.h"
 #include "transport/transport.h"
 
+namespace tagwire {
+class Topology;
+}  // namespace tagwire
+
 namespace tagwire::engine {
 
 inline constexpr int kAnySource = matching::kAnySource;
@@ -87,6 +91,11 @@ struct EngineCounters {
   std::uint64_t one_sided_cancels = 0;
   std::uint64_t slot_read_backs = 0;
   std::uint64_t slot_claims = 0;
+  // The helper thread (cancel agent or progress thread): how often it took
+  // the engine lock, and the completions and arrivals it progressed there.
+  // An agent that enters during a ping-pong is in the application's way.
+  std::uint64_t helper_entries = 0;
+  std::uint64_t helper_progressed = 0;
 };
 
 class Engine final : public transport::Receiver {
@@ -338,7 +347,8 @@ class Engine final : public transport::Receiver {
   // The helper thread: kProgress serves the transport all the time,
   // kAgent only while the application is away.
   enum class HelperMode { kNone, kProgress, kAgent };
-  void helper_thread_main(HelperMode mode);
+  // `topology` and `pu`: where to bind it, found in start_up (see there).
+  void helper_thread_main(HelperMode mode, const Result<Topology>& topology, int pu);
 
   // A put's or get's target address after the range check (window.cc).
   Result<std::uint64_t> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,

@@ -38,13 +38,9 @@ constexpr auto kAwayNap = std::chrono::milliseconds(kAwayPollMs);
 constexpr auto kProgressNap = std::chrono::microseconds(50);
 }  // namespace
 
-void Engine::helper_thread_main(HelperMode mode) {
+void Engine::helper_thread_main(HelperMode mode, const Result<Topology>& topology, int pu) {
   const char* name = mode == HelperMode::kAgent ? "cancel agent" : "progress thread";
-  // Near the NIC when one is named, and off the core the application
-  // thread started on when there is another.
-  // (PCI discovery only when there is a device to be near: it can be slow.)
-  if (auto topology = Topology::load(!config_.device.empty())) {
-    int pu = topology->pick_helper_pu(config_.device, application_pu_);
+  if (topology) {
     Status bound = topology->bind_current_thread(pu);
     if (bound.is_ok()) {
       TW_INFO("engine", name << " bound to PU " << pu);
@@ -64,14 +60,16 @@ void Engine::helper_thread_main(HelperMode mode) {
         continue;
       }
     }
-    if (!mutex_.helper_try_enter()) {
+    if (!mutex_.helper_try_enter()) {  // the application came back meanwhile
       std::this_thread::sleep_for(mode == HelperMode::kAgent ? kAgentNap : kProgressNap);
       continue;
     }
     // Serve until there is nothing to do or the application comes back.
+    ++counters_.helper_entries;
     unsigned progressed = 0;
     do {
       progressed = progress_locked();
+      counters_.helper_progressed += progressed;
     } while (progressed != 0 && !mutex_.application_waiting());
     bool armed = false;
     if (progressed == 0 && fd >= 0) {
