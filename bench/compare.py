@@ -141,32 +141,45 @@ def mpich_column(transport, binary):
     return Column("mpich", transport, argv, {}, binary)
 
 
+def server_client(server_argv, client_argv, env, pick, timeout, listen_wait, poll):
+    """A perftest-style pair: starts the server, runs the client until it
+    connects (the server needs a moment to listen) and pick(stdout) finds
+    the result, then reaps the server. Returns what pick returned, or None."""
+    server = subprocess.Popen(server_argv, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        found = None
+        deadline = time.monotonic() + listen_wait
+        while found is None and time.monotonic() < deadline:
+            time.sleep(poll)
+            out = subprocess.run(client_argv, env=env, capture_output=True, text=True,
+                                 timeout=timeout)
+            found = pick(out.stdout)
+        return found
+    finally:
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
 def perftest_point(transport, test, size, timeout):
     """ucx_perftest's UCP tag test on the same transport: one process pair per point."""
     ptest = "tag_lat" if test == "latency" else "tag_bw"
     iters = 100000 if size <= 8192 else max(200, 100000 * 8192 // max(size, 1) // 4)
-    port = free_port()
     env = dict(os.environ, **ucx_env(transport))
-    args = ["-t", ptest, "-s", str(max(size, 1)), "-n", str(iters), "-p", str(port)]
-    server = subprocess.Popen(["ucx_perftest"] + args, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        line = None
-        deadline = time.monotonic() + 10
-        while line is None and time.monotonic() < deadline:
-            time.sleep(0.3)  # the server needs a moment to listen
-            out = subprocess.run(["ucx_perftest", "127.0.0.1"] + args, env=env,
-                                 capture_output=True, text=True, timeout=timeout)
-            for l in out.stdout.splitlines():
-                if l.startswith("Final:"):
-                    line = l.split()
-        if line is None:
-            raise RuntimeError(f"ucx_perftest {ptest} {size} B on {transport} gave no result")
-    finally:
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    args = ["-t", ptest, "-s", str(max(size, 1)), "-n", str(iters), "-p", str(free_port())]
+
+    def final(stdout):
+        for l in stdout.splitlines():
+            if l.startswith("Final:"):
+                return l.split()
+        return None
+
+    line = server_client(["ucx_perftest"] + args, ["ucx_perftest", "127.0.0.1"] + args, env,
+                         final, timeout, listen_wait=10, poll=0.3)
+    if line is None:
+        raise RuntimeError(f"ucx_perftest {ptest} {size} B on {transport} gave no result")
     # Final: iters typical_lat avg_lat overall_lat avg_bw overall_bw avg_mr overall_mr
     if test == "latency":
         return float(line[3])
@@ -184,28 +197,20 @@ def ib_perftest_point(test, size, timeout):
         raise RuntimeError("the rxe columns run inside ci/rxe-vm (bench/compare --rxe)")
     prog = "ib_write_lat" if test == "latency" else "ib_read_bw"
     iters = 1000 if size <= 65536 else 100
-    port = str(free_port())
     args = [prog, "-d", "rxe0", "-x", gid, "-s", str(max(size, 2)), "-n", str(iters), "-F",
-            "-p", port]
-    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        fields = None
-        deadline = time.monotonic() + 30
-        while fields is None and time.monotonic() < deadline:
-            time.sleep(0.5)
-            out = subprocess.run(args + ["127.0.0.1"], capture_output=True, text=True,
-                                 timeout=timeout)
-            for l in out.stdout.splitlines():
-                f = l.split()
-                if len(f) >= 5 and f[0] == str(max(size, 2)) and f[1] == str(iters):
-                    fields = f
-        if fields is None:
-            raise RuntimeError(f"{prog} {size} B gave no result")
-    finally:
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            "-p", str(free_port())]
+
+    def result_row(stdout):
+        for l in stdout.splitlines():
+            f = l.split()
+            if len(f) >= 5 and f[0] == str(max(size, 2)) and f[1] == str(iters):
+                return f
+        return None
+
+    fields = server_client(args, args + ["127.0.0.1"], dict(os.environ), result_row, timeout,
+                           listen_wait=30, poll=0.5)
+    if fields is None:
+        raise RuntimeError(f"{prog} {size} B gave no result")
     # ib_write_lat: bytes iters t_min t_max t_typical t_avg ...; ib_read_bw:
     # bytes iters peak avg(MB/s, 2^20) msg_rate
     return float(fields[5]) if test == "latency" else float(fields[3]) * 1.048576
