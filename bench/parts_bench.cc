@@ -79,39 +79,31 @@ struct SlotTable {
   std::atomic<std::uint64_t> words[kSlotsPerPeer] = {};
 };
 
-void slot_claim(benchmark::State& state) {
+// One message's slot, from the sender's acquire to its settle. `decide`
+// turns the expected word into what the winning side writes: MATCHED for
+// the receiver's claim, CANCELLED for the sender's remote CAS (here a
+// local one). Either way the sender then settles from the word as it now
+// is (a read-back after a claim, its own CAS's result after a cancel).
+void slot_round(benchmark::State& state, std::uint64_t (*decide)(std::uint64_t)) {
   SenderSlots slots;
   SlotTable table;
   for (auto _ : state) {
     auto ticket = slots.acquire();
     std::atomic<std::uint64_t>& word = table.words[ticket->index];
     std::uint64_t expected = ticket->expected;
-    // The receiver's claim, as the matcher makes it before a receive takes
-    // the message.
-    if (!word.compare_exchange_strong(expected, SlotWord::matched(ticket->expected))) {
-      state.SkipWithError("the claim lost with no cancel racing it");
+    if (!word.compare_exchange_strong(expected, decide(ticket->expected))) {
+      state.SkipWithError("the CAS lost with nothing racing it");
     }
-    // The sender's read-back settles the slot.
-    if (!slots.settle(*ticket, word.load())) state.SkipWithError("the claim did not settle");
+    if (!slots.settle(*ticket, word.load())) state.SkipWithError("the slot did not settle");
   }
 }
 
+void slot_claim(benchmark::State& state) {
+  slot_round(state, &SlotWord::matched);
+}
+
 void slot_cancel(benchmark::State& state) {
-  SenderSlots slots;
-  SlotTable table;
-  for (auto _ : state) {
-    auto ticket = slots.acquire();
-    std::atomic<std::uint64_t>& word = table.words[ticket->index];
-    std::uint64_t expected = ticket->expected;
-    // The sender's remote CAS, here a local one: the cancel wins, and its
-    // own old value settles the slot.
-    if (!word.compare_exchange_strong(expected, SlotWord::cancelled(ticket->expected))) {
-      state.SkipWithError("the cancel lost with no claim racing it");
-    }
-    if (!slots.settle(*ticket, SlotWord::cancelled(ticket->expected))) {
-      state.SkipWithError("the cancel did not settle");
-    }
-  }
+  slot_round(state, &SlotWord::cancelled);
 }
 
 void agent_cancel(benchmark::State& state) {
