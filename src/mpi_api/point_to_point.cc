@@ -45,13 +45,19 @@ Result<WireBuffer> wire_buffer(const void* buf, int count, MPI_Datatype datatype
   return w;
 }
 
+// After `staging` changed (its mutex held): the count completion reads
+// without the mutex.
+void recount_staged() {
+  state().staged.store(state().staging.size(), std::memory_order_relaxed);
+}
+
 // Hands out the handle of a new request, keeping its pack buffer with it.
 MPI_Request add_request(engine::Request* r, WireBuffer& w) {
   MPI_Request h = state().requests.add(r);
   if (w.staging) {
     ThreadGuard guard(state().staging_mutex);
     state().staging[h] = std::move(*w.staging);
-    state().staged.store(state().staging.size(), std::memory_order_relaxed);
+    recount_staged();
   }
   return h;
 }
@@ -127,7 +133,7 @@ void retire(MPI_Request* handle, bool persistent, const engine::MessageStatus& s
         s.layout->unpack(s.packed.data(), st.count, s.count, s.user_buffer);
       if (!persistent) {
         state().staging.erase(it);
-        state().staged.store(state().staging.size(), std::memory_order_relaxed);
+        recount_staged();
       }
     }
   }
@@ -536,7 +542,7 @@ int MPI_Request_free(MPI_Request* request) {
     // MPI_Finalize.
     if (in_flight) state().orphaned_staging.push_back(std::move(it->second));
     state().staging.erase(it);
-    state().staged.store(state().staging.size(), std::memory_order_relaxed);
+    recount_staged();
   }
   state().requests.remove(*request);
   *request = MPI_REQUEST_NULL;
