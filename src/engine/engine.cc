@@ -40,8 +40,16 @@ Result<std::unique_ptr<transport::Transport>> create_transport(const Config& con
 #endif
     case TransportChoice::kVerbs:
 #ifdef TAGWIRE_HAVE_VERBS
-      return verbs::create_verbs_transport(verbs::VerbsOptions{
-          config.device, rank, size, config.eager_threshold, 64, config.tag_matching});
+    {
+      verbs::VerbsOptions options;
+      options.device = config.device;
+      options.rank = rank;
+      options.size = size;
+      options.max_payload = config.eager_threshold;
+      options.tag_matching = config.tag_matching;
+      options.wake_on_every_message = config.progress_thread;
+      return verbs::create_verbs_transport(options);
+    }
 #else
       return Status(ErrorCode::kUnsupported,
                     "TAGWIRE_TRANSPORT=verbs: this build has no verbs transport (libibverbs-dev "
@@ -469,7 +477,8 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   }
   if (slot_out != nullptr) *slot_out = r->slot;
   r->header = encode(h);
-  auto issued = transport_->send(world_dest, r->header, payload, {&Engine::on_send_done, r});
+  auto issued = transport_->send(world_dest, r->header, payload, {&Engine::on_send_done, r},
+                                 transport::Delivery::kPolled);
   if (!issued) {
     r->awaiting_remote = false;
     r->registration.reset();
@@ -643,7 +652,11 @@ Status Engine::send_header(int world_peer, const Header& h) {
   Header out = h;
   out.job_token = limits_.job_token;
   out.origin = world_->rank();
-  auto issued = transport_->send(world_peer, encode(out), {}, {});
+  // A cancel request must reach the peer's cancel agent while its
+  // application computes (DESIGN §4); everything else is polled for.
+  const bool wake = h.type == MessageType::kCancelRequest && (h.flags & kFlagCancelled) == 0;
+  auto issued = transport_->send(world_peer, encode(out), {}, {},
+                                 wake ? transport::Delivery::kWake : transport::Delivery::kPolled);
   return issued ? Status::ok() : issued.status();
 }
 

@@ -35,6 +35,16 @@ struct Completion {
 
 enum class Issued { kDone, kPending };
 
+// Whether a message must wake a peer that sleeps on its event fd (arm()).
+// Transports that raise an event for every arrival (UCX) ignore it; the
+// verbs transport's eager RDMA WRITEs raise none unless asked, and a peer
+// then finds them when it next polls (its agent looks every millisecond).
+enum class Delivery {
+  kPolled,  // found at the peer's next poll
+  kWake,    // raises the peer's event: a send-cancel request, which its
+            // cancel agent must answer while the application computes
+};
+
 // What a peer may do with registered memory: the least that the use needs.
 enum class RemoteAccess { kRead, kReadAndAtomic, kReadAndWrite };
 
@@ -66,6 +76,11 @@ struct TransportCounters {
   std::uint64_t bytes_written = 0;
   std::uint64_t registrations = 0;     // live
   std::uint64_t registered_bytes = 0;  // live, the transport's own pools included
+  // Eager flow control (verbs): messages that waited for the receiver's
+  // credit, explicit credit returns, messages sent to raise an event.
+  std::uint64_t credit_waits = 0;
+  std::uint64_t credit_writes = 0;
+  std::uint64_t wake_writes = 0;
 };
 
 class Transport {
@@ -88,7 +103,8 @@ class Transport {
   // Sends header + payload as one message on the ordered channel to `peer`.
   // The header is copied; the payload must stay valid until completion.
   virtual Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
-                              std::span<const std::uint8_t> payload, Completion done) = 0;
+                              std::span<const std::uint8_t> payload, Completion done,
+                              Delivery delivery) = 0;
 
   virtual Result<std::unique_ptr<Registration>> register_memory(void* address, std::size_t length,
                                                                 RemoteAccess access) = 0;

@@ -104,7 +104,8 @@ class UcxTransportImpl final : public transport::Transport {
   std::size_t max_header() const override { return kMaxHeader; }
 
   Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
-                      std::span<const std::uint8_t> payload, Completion done) override {
+                      std::span<const std::uint8_t> payload, Completion done,
+                      transport::Delivery) override {  // every AM arrival raises the event
     if (header.size() > kMaxHeader) {
       return Status(ErrorCode::kInternal, "message header larger than the transport allows");
     }

@@ -1,5 +1,7 @@
 #include "verbs/rc_queue_pair.h"
 
+#include <arpa/inet.h>
+
 #include <cerrno>
 #include <random>
 #include <string>
@@ -155,12 +157,26 @@ Status RcQueuePair::post_recv(std::uint64_t wr_id, LocalBuffer into) {
 
 Status RcQueuePair::post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
                                std::uint32_t rkey, bool signaled) {
+  WriteOptions options;
+  options.signaled = signaled;
+  return post_write(wr_id, data, remote_address, rkey, options);
+}
+
+Status RcQueuePair::post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
+                               std::uint32_t rkey, const WriteOptions& options) {
   ibv_sge sge = sge_of(data);
-  ibv_send_wr wr = one_sge_wr(wr_id, &sge, IBV_WR_RDMA_WRITE,
-                              signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u);
+  unsigned flags = 0;
+  if (options.signaled) flags |= IBV_SEND_SIGNALED;
+  if (options.inline_data && data.length <= max_inline_) flags |= IBV_SEND_INLINE;
+  ibv_send_wr wr = one_sge_wr(
+      wr_id, &sge, options.with_immediate ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE, flags);
+  // Some providers read a zero-length entry as 2 GiB: none at all instead.
+  if (data.length == 0) wr.num_sge = 0;
+  if (options.with_immediate) wr.imm_data = htonl(options.immediate);
   wr.wr.rdma.remote_addr = remote_address;
   wr.wr.rdma.rkey = rkey;
-  return post(wr, "ibv_post_send(RDMA_WRITE)");
+  return post(wr, options.with_immediate ? "ibv_post_send(RDMA_WRITE_WITH_IMM)"
+                                         : "ibv_post_send(RDMA_WRITE)");
 }
 
 Status RcQueuePair::post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,

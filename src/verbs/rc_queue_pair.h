@@ -28,6 +28,14 @@ struct LocalBuffer {
   std::uint32_t lkey;
 };
 
+// How an RDMA WRITE is posted.
+struct WriteOptions {
+  bool signaled = true;         // completes in the CQ (else only implied by a later one)
+  bool inline_data = false;     // copied at post time, when it fits max_inline()
+  bool with_immediate = false;  // consumes a receive at the target: its CQ sees it
+  std::uint32_t immediate = 0;
+};
+
 class RcQueuePair {
  public:
   // `depth`: send and receive queue sizes; `max_inline`: bytes a SEND may
@@ -47,6 +55,10 @@ class RcQueuePair {
   Status post_recv(std::uint64_t wr_id, LocalBuffer into);
   Status post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
                     std::uint32_t rkey, bool signaled);
+  // A zero-length `data` writes nothing (no scatter-gather entry): a
+  // signaled one is a flush, completing after every WRITE posted before it.
+  Status post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
+                    std::uint32_t rkey, const WriteOptions& options);
   Status post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,
                    std::uint32_t rkey);
   // 8-byte compare-and-swap at an 8-byte-aligned remote word; the old value

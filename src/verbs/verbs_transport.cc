@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "common/log.h"
 #include "verbs/device.h"
+#include "verbs/eager_ring.h"
 #include "verbs/rc_queue_pair.h"
 #include "verbs/verbs_status.h"
 
@@ -22,14 +24,31 @@ namespace tagwire::verbs {
 namespace {
 
 constexpr std::size_t kMaxHeader = 64;
-constexpr std::uint32_t kSendSlots = 64;    // registered send buffers, all peers
+constexpr std::uint32_t kSendSlots = 64;    // registered staging slots, all peers
 constexpr std::uint32_t kAtomicSlots = 64;  // registered CAS result words
 constexpr std::uint32_t kMaxRdma = 64;      // RDMA READs and WRITEs in flight
-constexpr std::uint32_t kSendQueueDepth = kSendSlots + kMaxRdma + kAtomicSlots;
-constexpr std::size_t kLengthPrefix = sizeof(std::uint32_t);  // header length, then header
+// A ring WRITE or credit WRITE asks for a completion once in this many (or
+// when staging slots run low): the rest complete with it, by RC order.
+constexpr std::uint32_t kSignalEvery = 16;
+// Eager WRITEs and credit WRITEs occupy send queue entries until a
+// signaled one after them completes.
+constexpr std::uint32_t kSendQueueDepth = 256;
+// What a peer's inline WRITE may carry: an 8-byte message's whole frame.
+constexpr std::uint32_t kWantInline = 256;
+constexpr std::size_t kLengthPrefix = sizeof(std::uint32_t);  // self messages: header length
 
-// Work request ids: kind in the top byte, an index below.
-enum class WrKind : std::uint64_t { kRecv = 1, kSend = 2, kRead = 3, kCas = 4, kWrite = 5 };
+// Work request ids: kind in the top byte, an index below. Ring and credit
+// WRITEs and receives carry the peer in bits 32..55 and, below, how many
+// staging slots that peer had held when the WRITE was posted.
+enum class WrKind : std::uint64_t {
+  kRecv = 1,
+  kRead = 3,
+  kCas = 4,
+  kWrite = 5,
+  kRing = 6,    // an eager message into the peer's ring
+  kCredit = 7,  // our consumed count into the peer's credit word (or a flush)
+  kClose = 8,   // the closing mark into the peer's credit word
+};
 std::uint64_t wr_id(WrKind kind, std::uint64_t index) {
   return (static_cast<std::uint64_t>(kind) << 56) | index;
 }
@@ -39,17 +58,30 @@ WrKind kind_of(std::uint64_t id) {
 std::uint64_t index_of(std::uint64_t id) {
   return id & ((std::uint64_t{1} << 56) - 1);
 }
+std::uint64_t peer_index(std::size_t peer, std::uint64_t held) {
+  return (static_cast<std::uint64_t>(peer) << 32) | (held & 0xffffffffu);
+}
 
-// Published through the bootstrap: how to reach each of this rank's QPs.
+// Published through the bootstrap: how to reach each of this rank's QPs,
+// and where peers write eager messages and returned credits.
 struct WireAddress {
   std::uint32_t magic;
   std::uint32_t count;  // QPs, one per peer (self included, unused)
   ibv_gid gid;
   std::uint16_t lid;
-  std::uint16_t reserved;
+  std::uint16_t flags;           // kWakeOnEveryMessage
+  std::uint64_t ring_address;    // rings, one per sender rank, ring_bytes each
+  std::uint64_t credit_address;  // credit words, one per receiver rank, 8 bytes each
+  std::uint32_t ring_rkey;
+  std::uint32_t credit_rkey;
+  std::uint32_t ring_slots;
+  std::uint32_t slot_size;
   // followed by `count` x {qpn, psn}
 };
-constexpr std::uint32_t kAddressMagic = 0x54575642;  // "TWVB"
+constexpr std::uint32_t kAddressMagic = 0x54575643;  // "TWVC"
+constexpr std::uint16_t kWakeOnEveryMessage = 1;     // a progress thread sleeps on events
+// In a credit word, above the consumed count: the writer is closing.
+constexpr std::uint64_t kClosingMark = std::uint64_t{1} << 63;
 
 class VerbsRegistration final : public transport::Registration {
  public:
@@ -81,10 +113,24 @@ class VerbsRegistration final : public transport::Registration {
   transport::TransportCounters* counters_;
 };
 
+// Memory from aligned_alloc, zero-filled, freed with free().
+struct FreeDeleter {
+  void operator()(std::uint8_t* p) const { std::free(p); }
+};
+using AlignedBytes = std::unique_ptr<std::uint8_t[], FreeDeleter>;
+AlignedBytes aligned_zeroed(std::size_t length) {
+  const std::size_t rounded = (std::max<std::size_t>(length, 1) + 4095) / 4096 * 4096;
+  AlignedBytes b(static_cast<std::uint8_t*>(std::aligned_alloc(4096, rounded)));
+  if (b) std::memset(b.get(), 0, rounded);
+  return b;
+}
+
 class VerbsTransport final : public transport::Transport {
  public:
   VerbsTransport(Device device, const VerbsOptions& options)
-      : device_(std::move(device)), options_(options) {}
+      : device_(std::move(device)),
+        options_(options),
+        layout_(RingLayout::for_messages(kMaxHeader, options.max_payload, options.ring_slots)) {}
 
   Status start() {
     auto gid = device_.roce_v2_ipv4_gid_index();
@@ -96,38 +142,60 @@ class VerbsTransport final : public transport::Transport {
     if (fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
       return verbs_error("fcntl(O_NONBLOCK) on the completion channel", errno);
     }
-    const int peers = options_.size;
-    const int cq_size =
-        static_cast<int>(options_.receive_depth) * peers + static_cast<int>(kSendQueueDepth) + 16;
+    const auto peers = static_cast<std::size_t>(options_.size);
+    const int cq_size = static_cast<int>((wake_receives() + kSendQueueDepth) * peers + 16);
     cq_.reset(ibv_create_cq(device_.context(), cq_size, nullptr, channel_.get(), 0));
     if (!cq_) return verbs_error("ibv_create_cq", errno);
 
-    slot_size_ = kLengthPrefix + kMaxHeader + options_.max_payload;
-    recv_pool_.resize(slot_size_ * options_.receive_depth * static_cast<std::size_t>(peers));
-    send_pool_.resize(slot_size_ * kSendSlots);
+    // Rings (one per sender) and credit words (one per receiver) are
+    // written by peers; staging slots, CAS results and outgoing credit
+    // counts only by this NIC.
+    ring_bytes_total_ = layout_.ring_bytes() * peers;
+    rings_ = aligned_zeroed(ring_bytes_total_);
+    credit_words_ = aligned_zeroed(peers * 8);
+    credit_out_ = aligned_zeroed(peers * 8);
+    staging_ = aligned_zeroed(std::size_t{layout_.slot_size} * kSendSlots);
     atomic_pool_.assign(kAtomicSlots, 0);
+    if (!rings_ || !credit_words_ || !credit_out_ || !staging_) {
+      return Status(ErrorCode::kOutOfResources, "verbs transport: out of memory for its rings");
+    }
     constexpr int kLocal = IBV_ACCESS_LOCAL_WRITE;
-    auto rmr = verbs::register_memory(device_, recv_pool_.data(), recv_pool_.size(), kLocal);
-    auto smr = verbs::register_memory(device_, send_pool_.data(), send_pool_.size(), kLocal);
-    auto amr =
-        verbs::register_memory(device_, atomic_pool_.data(), atomic_pool_.size() * 8, kLocal);
-    if (!rmr) return rmr.status().with_context("receive buffers");
-    if (!smr) return smr.status().with_context("send buffers");
-    if (!amr) return amr.status().with_context("atomic results");
-    recv_mr_ = std::move(rmr).value();
-    send_mr_ = std::move(smr).value();
-    atomic_mr_ = std::move(amr).value();
-    counters_.registered_bytes += recv_pool_.size() + send_pool_.size() + atomic_pool_.size() * 8;
+    constexpr int kPeerWrites = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    struct Region {
+      MrPtr* mr;
+      void* address;
+      std::size_t length;
+      int access;
+      const char* what;
+    };
+    const Region regions[] = {
+        {&ring_mr_, rings_.get(), ring_bytes_total_, kPeerWrites, "eager rings"},
+        {&credit_mr_, credit_words_.get(), peers * 8, kPeerWrites, "credit words"},
+        {&credit_out_mr_, credit_out_.get(), peers * 8, kLocal, "outgoing credit counts"},
+        {&staging_mr_, staging_.get(), std::size_t{layout_.slot_size} * kSendSlots, kLocal,
+         "staging slots"},
+        {&atomic_mr_, atomic_pool_.data(), atomic_pool_.size() * 8, kLocal, "atomic results"},
+    };
+    for (const Region& r : regions) {
+      auto mr = verbs::register_memory(device_, r.address, r.length, r.access);
+      if (!mr) return mr.status().with_context(r.what);
+      *r.mr = std::move(mr).value();
+      counters_.registered_bytes += r.length;
+    }
     for (std::uint32_t i = 0; i < kSendSlots; ++i) free_send_.push_back(i);
     for (std::uint32_t i = 0; i < kAtomicSlots; ++i) free_atomic_.push_back(i);
 
-    qps_.resize(static_cast<std::size_t>(peers));
-    for (int p = 0; p < peers; ++p) {
-      if (p == options_.rank) continue;  // messages to self never touch the NIC
-      const std::uint32_t depth = std::max(options_.receive_depth, kSendQueueDepth);
-      auto qp = RcQueuePair::create(device_, cq_.get(), cq_.get(), depth, 64);
+    peers_.reserve(peers);
+    for (std::size_t p = 0; p < peers; ++p) peers_.emplace_back(options_.ring_slots);
+    qps_.resize(peers);
+    for (std::size_t p = 0; p < peers; ++p) {
+      if (p == static_cast<std::size_t>(options_.rank)) continue;  // self never touches the NIC
+      // The largest inline the device grants, up to what an 8-byte
+      // message needs; some devices refuse any inline at all.
+      auto qp = RcQueuePair::create(device_, cq_.get(), cq_.get(), kSendQueueDepth, kWantInline);
+      if (!qp) qp = RcQueuePair::create(device_, cq_.get(), cq_.get(), kSendQueueDepth, 0);
       if (!qp) return qp.status().with_context("QP for rank " + std::to_string(p));
-      qps_[static_cast<std::size_t>(p)] = std::make_unique<RcQueuePair>(std::move(qp).value());
+      qps_[p] = std::make_unique<RcQueuePair>(std::move(qp).value());
     }
     return Status::ok();
   }
@@ -147,6 +215,13 @@ class VerbsTransport final : public transport::Transport {
     }
     head.gid = any.gid;
     head.lid = any.lid;
+    head.flags = options_.wake_on_every_message ? kWakeOnEveryMessage : 0;
+    head.ring_address = reinterpret_cast<std::uint64_t>(rings_.get());
+    head.credit_address = reinterpret_cast<std::uint64_t>(credit_words_.get());
+    head.ring_rkey = ring_mr_->rkey;
+    head.credit_rkey = credit_mr_->rkey;
+    head.ring_slots = layout_.slots;
+    head.slot_size = layout_.slot_size;
     std::vector<std::uint8_t> out(sizeof(head) + qps_.size() * 8);
     std::memcpy(out.data(), &head, sizeof(head));
     for (std::size_t p = 0; p < qps_.size(); ++p) {
@@ -177,6 +252,20 @@ class VerbsTransport final : public transport::Transport {
         return {ErrorCode::kProtocol,
                 "rank " + std::to_string(p) + " published no verbs address for this job"};
       }
+      if (head.ring_slots != layout_.slots || head.slot_size != layout_.slot_size) {
+        return {ErrorCode::kConfig, "rank " + std::to_string(p) + "'s eager ring has " +
+                                        std::to_string(head.ring_slots) + " slots of " +
+                                        std::to_string(head.slot_size) + " bytes, this rank's " +
+                                        std::to_string(layout_.slots) + " of " +
+                                        std::to_string(layout_.slot_size) +
+                                        ": every rank needs the same TAGWIRE_EAGER_THRESHOLD"};
+      }
+      Peer& peer = peers_[p];
+      peer.ring_address = head.ring_address + me * layout_.ring_bytes();
+      peer.ring_rkey = head.ring_rkey;
+      peer.credit_address = head.credit_address + me * 8;
+      peer.credit_rkey = head.credit_rkey;
+      peer.wake_all = (head.flags & kWakeOnEveryMessage) != 0;
       std::uint32_t pair[2];
       std::memcpy(pair, a.data() + sizeof(head) + me * 8, 8);
       QpAddress remote;
@@ -184,12 +273,14 @@ class VerbsTransport final : public transport::Transport {
       remote.psn = pair[1];
       remote.gid = head.gid;
       remote.lid = head.lid;
+      // Receives first: a peer's first WRITE with immediate may come as
+      // soon as both sides are connected.
+      for (std::uint32_t k = 0; k < wake_receives(); ++k) {
+        TAGWIRE_RETURN_IF_ERROR(post_wake_receive(p));
+      }
       TAGWIRE_RETURN_IF_ERROR(qps_[p]
                                   ->connect(remote, gid_index_)
                                   .with_context("connecting to rank " + std::to_string(p)));
-      for (std::uint32_t k = 0; k < options_.receive_depth; ++k) {
-        TAGWIRE_RETURN_IF_ERROR(post_receive(p, k));
-      }
       ++counters_.connections;
     }
     return Status::ok();
@@ -199,8 +290,8 @@ class VerbsTransport final : public transport::Transport {
   std::size_t max_header() const override { return kMaxHeader; }
 
   Result<transport::Issued> send(transport::PeerId peer, std::span<const std::uint8_t> header,
-                                 std::span<const std::uint8_t> payload,
-                                 transport::Completion) override {
+                                 std::span<const std::uint8_t> payload, transport::Completion,
+                                 transport::Delivery delivery) override {
     TAGWIRE_RETURN_IF_ERROR(check_peer(peer));
     if (header.size() > kMaxHeader || payload.size() > options_.max_payload) {
       return Status(ErrorCode::kInvalidArgument, "message of " + std::to_string(header.size()) +
@@ -212,25 +303,22 @@ class VerbsTransport final : public transport::Transport {
       self_queue_.emplace_back(frame(header, payload));
       return transport::Issued::kDone;
     }
-    // A free send slot; completions return them.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (free_send_.empty()) {
-      poll_completions();
-      if (std::chrono::steady_clock::now() > until) {
-        return Status(ErrorCode::kPeerFailed, "no send slot came back within 60 s");
-      }
+    const auto p = static_cast<std::size_t>(peer);
+    Peer& to = peers_[p];
+    if (!to.backlog.empty() || !window_open(p)) {
+      // No free slot at the receiver: the message waits here, in order,
+      // until its credit comes back (progress() sends it).
+      Backlogged b;
+      b.bytes.assign(header.begin(), header.end());
+      b.bytes.insert(b.bytes.end(), payload.begin(), payload.end());
+      b.header_length = header.size();
+      b.delivery = delivery;
+      if (to.backlog.empty()) ++backlogged_peers_;
+      to.backlog.push_back(std::move(b));
+      ++counters_.credit_waits;
+      return transport::Issued::kDone;
     }
-    const std::uint32_t slot = free_send_.back();
-    free_send_.pop_back();
-    std::uint8_t* buf = send_pool_.data() + slot * slot_size_;
-    const std::size_t n = write_frame(buf, header, payload);
-    Status s = qps_[static_cast<std::size_t>(peer)]->post_send(
-        wr_id(WrKind::kSend, slot), LocalBuffer{buf, static_cast<std::uint32_t>(n), send_mr_->lkey},
-        true, true);
-    if (!s.is_ok()) {
-      free_send_.push_back(slot);
-      return s;
-    }
+    TAGWIRE_RETURN_IF_ERROR(write_message(p, header, payload, delivery));
     // The bytes are ours now: the caller's buffers are free at once.
     return transport::Issued::kDone;
   }
@@ -352,6 +440,8 @@ class VerbsTransport final : public transport::Transport {
     }
     unsigned n = deliver_self();
     n += poll_completions();
+    n += poll_rings();
+    if (backlogged_peers_ > 0) n += send_backlogs();
     return n;
   }
 
@@ -360,17 +450,47 @@ class VerbsTransport final : public transport::Transport {
     if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0)
       return verbs_error("ibv_req_notify_cq", rc);
     armed_ = true;
-    // A completion that landed before the request would raise no event.
-    return poll_completions() == 0;
+    // A completion that landed before the request would raise no event;
+    // neither does an eager WRITE without immediate, so the rings are
+    // looked at too.
+    if (poll_completions() != 0) return false;
+    return !rings_have_messages();
   }
   int event_fd() const override { return channel_->fd; }
 
   Status disconnect_all() override {
-    // Let every send reach its peer before the QPs go.
+    // Every message must reach a peer that may still need it, and no rank
+    // may wait for a peer that already closed (it would wait for ever: a
+    // WRITE to a destroyed QP is never acknowledged). So each rank sends
+    // every peer a closing mark in its credit word, signaled, behind all
+    // its other WRITEs, and closes a connection once either its mark has
+    // been acknowledged (so everything before it arrived) or the peer's
+    // mark has arrived (the peer is past the job-wide barrier and needs
+    // nothing more from us). One of the two always happens.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while ((free_send_.size() < kSendSlots || !pending_.empty()) &&
-           std::chrono::steady_clock::now() < until) {
+    while (backlogged_peers_ > 0 && std::chrono::steady_clock::now() < until) progress();
+    for (std::size_t p = 0; p < peers_.size(); ++p) {
+      if (!qps_[p]) continue;
+      Status s = post_credit(p, kClosingMark);
+      if (!s.is_ok()) {
+        TW_WARN("verbs", s.to_string());
+        peers_[p].closed = true;  // nothing to wait for on a broken QP
+      }
+    }
+    auto open_peers = [this] {
+      std::size_t n = 0;
+      for (std::size_t p = 0; p < peers_.size(); ++p) {
+        if (qps_[p] && !peers_[p].closed && (credit_word(p) & kClosingMark) == 0) ++n;
+      }
+      return n;
+    };
+    while ((open_peers() > 0 || !pending_.empty()) && std::chrono::steady_clock::now() < until) {
       poll_completions();
+    }
+    if (open_peers() > 0 || !pending_.empty()) {
+      TW_WARN("verbs", "closing with work outstanding after 10 s: "
+                           << open_peers() << " peers neither acknowledged nor closed, "
+                           << pending_.size() << " READ/WRITE/CAS pending");
     }
     qps_.clear();
     return Status::ok();
@@ -472,6 +592,7 @@ class VerbsTransport final : public transport::Transport {
     return Status::ok();
   }
 
+  // Messages to self: length-prefixed frames in a queue.
   std::size_t write_frame(std::uint8_t* out, std::span<const std::uint8_t> header,
                           std::span<const std::uint8_t> payload) const {
     const auto hlen = static_cast<std::uint32_t>(header.size());
@@ -489,38 +610,258 @@ class VerbsTransport final : public transport::Transport {
     return v;
   }
 
-  // Hands one received frame to the engine; false if it is malformed.
-  bool dispatch(const std::uint8_t* data, std::size_t length) {
-    std::uint32_t hlen = 0;
-    if (length < kLengthPrefix) return false;
-    std::memcpy(&hlen, data, kLengthPrefix);
-    if (hlen > length - kLengthPrefix || hlen > kMaxHeader) return false;
+  void deliver(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload) {
     ++counters_.messages_received;
-    if (receiver_ != nullptr) {
-      receiver_->on_message({data + kLengthPrefix, hlen},
-                            {data + kLengthPrefix + hlen, length - kLengthPrefix - hlen});
-    }
-    return true;
-  }
-
-  Status post_receive(std::size_t peer, std::uint32_t k) {
-    const std::size_t index = peer * options_.receive_depth + k;
-    std::uint8_t* buf = recv_pool_.data() + index * slot_size_;
-    return qps_[peer]->post_recv(
-        wr_id(WrKind::kRecv, index),
-        LocalBuffer{buf, static_cast<std::uint32_t>(slot_size_), recv_mr_->lkey});
+    if (receiver_ != nullptr) receiver_->on_message(header, payload);
   }
 
   unsigned deliver_self() {
+    // Checked first: an empty std::deque still allocates its map, and this
+    // runs on every poll (perf in the VM showed malloc/free at ~8 %).
+    if (self_queue_.empty()) return 0;
     unsigned n = 0;
     // Messages a callback sends to self wait for the next turn, in order.
     std::deque<std::vector<std::uint8_t>> batch;
     batch.swap(self_queue_);
     for (auto& m : batch) {
       ++n;
-      if (!dispatch(m.data(), m.size())) TW_WARN("verbs", "malformed message to self dropped");
+      std::uint32_t hlen = 0;
+      std::memcpy(&hlen, m.data(), kLengthPrefix);
+      deliver({m.data() + kLengthPrefix, hlen},
+              {m.data() + kLengthPrefix + hlen, m.size() - kLengthPrefix - hlen});
     }
     return n;
+  }
+
+  // ---- eager ring, sender side
+
+  struct Backlogged {
+    std::vector<std::uint8_t> bytes;  // header, then payload
+    std::size_t header_length = 0;
+    transport::Delivery delivery = transport::Delivery::kPolled;
+  };
+
+  struct Peer {
+    explicit Peer(std::uint32_t slots) : window(slots), back(std::max(1u, slots / 4)) {}
+    // Sending to the peer: its ring for us, our credit word there.
+    CreditWindow window;
+    std::uint64_t ring_address = 0;
+    std::uint32_t ring_rkey = 0;
+    std::uint64_t credit_address = 0;
+    std::uint32_t credit_rkey = 0;
+    bool wake_all = false;  // the peer sleeps on events for every message
+    std::deque<Backlogged> backlog;
+    std::uint32_t unsignaled = 0;
+    std::uint32_t flushes = 0;  // signaled credit WRITEs and flushes in flight
+    bool closed = false;        // our closing mark was acknowledged
+    // Staging slots of unsignaled WRITEs, freed when a later signaled one
+    // on this QP completes (RC completes a QP's work in order).
+    std::deque<std::uint32_t> held;
+    std::uint64_t held_pushed = 0, held_released = 0;
+    // Receiving from the peer.
+    std::uint64_t next_serial = 1;
+    CreditReturn back;
+  };
+
+  std::uint32_t wake_receives() const { return options_.ring_slots + 16; }
+
+  std::span<std::uint8_t> staging_slot(std::uint32_t slot) {
+    return {staging_.get() + std::size_t{slot} * layout_.slot_size, layout_.slot_size};
+  }
+  std::span<std::uint8_t> ring_slot(std::size_t sender, std::uint64_t serial) {
+    return {rings_.get() + sender * layout_.ring_bytes() + layout_.slot_offset(serial),
+            layout_.slot_size};
+  }
+
+  // Whether the peer has a free slot for our next message, reading the
+  // credit word it writes if the acks we have do not say so.
+  bool window_open(std::size_t p) {
+    Peer& to = peers_[p];
+    if (to.window.can_send()) return true;
+    to.window.on_ack(static_cast<std::uint32_t>(credit_word(p)));
+    return to.window.can_send();
+  }
+
+  // Whether the next WRITE to `p` asks for a completion: one in
+  // kSignalEvery, or every one while staging slots run low.
+  bool signal_next(Peer& to, bool holds_slot) {
+    if (++to.unsignaled >= kSignalEvery || (holds_slot && free_send_.size() < kSendSlots / 4)) {
+      to.unsignaled = 0;
+      return true;
+    }
+    return false;
+  }
+
+  Result<std::uint32_t> take_staging_slot() {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (free_send_.empty()) {
+      // Unsignaled WRITEs on quiet QPs hold slots until something signaled
+      // follows them: flush those QPs.
+      for (std::size_t p = 0; p < peers_.size(); ++p) {
+        if (qps_[p] && !peers_[p].held.empty() && peers_[p].flushes == 0) {
+          TAGWIRE_RETURN_IF_ERROR(post_flush(p));
+        }
+      }
+      poll_completions();
+      if (std::chrono::steady_clock::now() > until) {
+        return Status(ErrorCode::kPeerFailed, "no staging slot came back within 60 s");
+      }
+    }
+    const std::uint32_t slot = free_send_.back();
+    free_send_.pop_back();
+    return slot;
+  }
+
+  // One eager message into the peer's ring; the window has room.
+  Status write_message(std::size_t p, std::span<const std::uint8_t> header,
+                       std::span<const std::uint8_t> payload, transport::Delivery delivery) {
+    auto slot = take_staging_slot();
+    if (!slot) return slot.status();
+    Peer& to = peers_[p];
+    RcQueuePair& qp = *qps_[p];
+    const std::uint64_t serial = to.window.take();
+    // Our consumed count of the peer's messages rides along for free.
+    const std::uint32_t ack = to.back.tell();
+    std::span<std::uint8_t> image = staging_slot(*slot);
+    const StagedWrite w = stage_message(image, serial, ack, header, payload);
+    WriteOptions o;
+    o.inline_data = w.length <= qp.max_inline();
+    o.with_immediate = delivery == transport::Delivery::kWake || to.wake_all;
+    o.signaled = signal_next(to, !o.inline_data);
+    if (!o.inline_data) {
+      to.held.push_back(*slot);
+      ++to.held_pushed;
+    }
+    Status s =
+        qp.post_write(wr_id(WrKind::kRing, peer_index(p, to.held_pushed)),
+                      LocalBuffer{image.data() + w.offset, static_cast<std::uint32_t>(w.length),
+                                  staging_mr_->lkey},
+                      to.ring_address + layout_.slot_offset(serial) + w.offset, to.ring_rkey, o);
+    // Inline data was copied by the post: the slot is free again.
+    if (o.inline_data) free_send_.push_back(*slot);
+    if (!s.is_ok()) return s.with_context("eager WRITE to rank " + std::to_string(p));
+    if (o.with_immediate) ++counters_.wake_writes;
+    return Status::ok();
+  }
+
+  unsigned send_backlogs() {
+    unsigned n = 0;
+    for (std::size_t p = 0; p < peers_.size(); ++p) {
+      Peer& to = peers_[p];
+      while (!to.backlog.empty() && window_open(p)) {
+        Backlogged b = std::move(to.backlog.front());
+        to.backlog.pop_front();
+        if (to.backlog.empty()) --backlogged_peers_;
+        std::span<const std::uint8_t> all(b.bytes);
+        Status s =
+            write_message(p, all.first(b.header_length), all.subspan(b.header_length), b.delivery);
+        if (!s.is_ok()) TW_ERROR("verbs", s.to_string());
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  // A signaled zero-length WRITE: completes after everything posted before
+  // it on the QP, and so frees the staging slots they hold.
+  Status post_flush(std::size_t p) {
+    Peer& to = peers_[p];
+    WriteOptions o;
+    o.signaled = true;
+    to.unsignaled = 0;
+    Status s = qps_[p]->post_write(wr_id(WrKind::kCredit, peer_index(p, to.held_pushed)),
+                                   LocalBuffer{credit_out_.get(), 0, credit_out_mr_->lkey},
+                                   to.credit_address, to.credit_rkey, o);
+    if (s.is_ok()) ++to.flushes;
+    return s;
+  }
+
+  // ---- eager ring, receiver side
+
+  std::uint64_t credit_word(std::size_t p) const {
+    std::atomic_ref<std::uint64_t> word(
+        *reinterpret_cast<std::uint64_t*>(credit_words_.get() + p * 8));
+    return word.load(std::memory_order_acquire);
+  }
+
+  // Our consumed count of `p`'s messages into its credit word; with
+  // kClosingMark, signaled, as the last WRITE before closing.
+  Status post_credit(std::size_t p, std::uint64_t mark) {
+    Peer& from = peers_[p];
+    auto* out = reinterpret_cast<std::uint64_t*>(credit_out_.get() + p * 8);
+    // If the device reads this after a later count overwrote it, the peer
+    // just learns more: counts only grow.
+    *out = from.back.tell() | mark;
+    WriteOptions o;
+    o.inline_data = true;
+    o.with_immediate = from.wake_all;
+    o.signaled = mark != 0 || signal_next(from, false);
+    const WrKind kind = mark != 0 ? WrKind::kClose : WrKind::kCredit;
+    Status s = qps_[p]->post_write(wr_id(kind, peer_index(p, from.held_pushed)),
+                                   LocalBuffer{out, 8, credit_out_mr_->lkey}, from.credit_address,
+                                   from.credit_rkey, o);
+    if (!s.is_ok()) return s.with_context("credit WRITE to rank " + std::to_string(p));
+    if (o.signaled && mark == 0) ++from.flushes;
+    return Status::ok();
+  }
+
+  void return_credit(std::size_t p) {
+    Status s = post_credit(p, 0);
+    if (!s.is_ok()) {
+      TW_WARN("verbs", s.to_string());
+      return;
+    }
+    ++counters_.credit_writes;
+  }
+
+  // Up to this many messages per peer per poll, so that one busy sender
+  // cannot starve the others.
+  static constexpr unsigned kRingBatch = 16;
+
+  unsigned poll_rings() {
+    unsigned n = 0;
+    for (std::size_t p = 0; p < peers_.size(); ++p) {
+      if (!qps_[p]) continue;
+      Peer& from = peers_[p];
+      for (unsigned k = 0; k < kRingBatch; ++k) {
+        std::span<std::uint8_t> slot = ring_slot(p, from.next_serial);
+        ArrivedMessage m;
+        const Arrival a = peek_message(slot, from.next_serial, &m);
+        if (a == Arrival::kEmpty) break;
+        if (a == Arrival::kReady) {
+          from.window.on_ack(m.ack);
+          deliver(m.header, m.payload);
+        } else {
+          TW_WARN("verbs", "malformed eager message " << from.next_serial << " from rank " << p
+                                                      << " dropped");
+        }
+        release_slot(slot);
+        ++from.next_serial;
+        from.back.consumed_one();
+        if (from.back.write_due()) return_credit(p);
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  bool rings_have_messages() {
+    for (std::size_t p = 0; p < peers_.size(); ++p) {
+      if (!qps_[p]) continue;
+      ArrivedMessage m;
+      if (peek_message(ring_slot(p, peers_[p].next_serial), peers_[p].next_serial, &m) !=
+          Arrival::kEmpty) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Zero-length receives: a WRITE with immediate consumes one and raises
+  // the completion event (the data itself is in the ring).
+  Status post_wake_receive(std::size_t p) {
+    return qps_[p]->post_recv(wr_id(WrKind::kRecv, peer_index(p, 0)),
+                              LocalBuffer{credit_out_.get(), 0, credit_out_mr_->lkey});
   }
 
   void drain_channel() {
@@ -543,32 +884,49 @@ class VerbsTransport final : public transport::Transport {
     return handled;
   }
 
+  // A signaled ring or credit WRITE completed: so did every WRITE before
+  // it on the QP, and their staging slots are free.
+  void release_held(std::size_t p, std::uint32_t held_when_posted) {
+    Peer& to = peers_[p];
+    while (static_cast<std::uint32_t>(to.held_released) != held_when_posted && !to.held.empty()) {
+      free_send_.push_back(to.held.front());
+      to.held.pop_front();
+      ++to.held_released;
+    }
+  }
+
   void handle(const ibv_wc& wc) {
     const std::uint64_t index = index_of(wc.wr_id);
+    const auto p = static_cast<std::size_t>(index >> 32);
     switch (kind_of(wc.wr_id)) {
-      case WrKind::kRecv: {
+      case WrKind::kRecv:
         if (wc.status != IBV_WC_SUCCESS) {
           if (wc.status != IBV_WC_WR_FLUSH_ERR) {
             TW_WARN("verbs", completion_error("receive", wc).to_string());
           }
           return;
         }
-        const std::size_t peer = index / options_.receive_depth;
-        const auto k = static_cast<std::uint32_t>(index % options_.receive_depth);
-        if (!dispatch(recv_pool_.data() + index * slot_size_, wc.byte_len)) {
-          TW_WARN("verbs", "malformed message from rank " << peer << " dropped");
-        }
-        // The engine has copied what it keeps: the buffer can take the next.
-        if (peer < qps_.size() && qps_[peer]) {
-          Status s = post_receive(peer, k);
+        // A wake-up: the message is in the ring, polled next.
+        if (p < qps_.size() && qps_[p]) {
+          Status s = post_wake_receive(p);
           if (!s.is_ok()) TW_WARN("verbs", s.to_string());
         }
         return;
-      }
-      case WrKind::kSend:
-        free_send_.push_back(static_cast<std::uint32_t>(index));
-        if (wc.status != IBV_WC_SUCCESS) {
-          TW_ERROR("verbs", completion_error("SEND", wc).to_string());
+      case WrKind::kRing:
+      case WrKind::kCredit:
+      case WrKind::kClose:
+        if (p < peers_.size()) {
+          release_held(p, static_cast<std::uint32_t>(index));
+          if (kind_of(wc.wr_id) == WrKind::kClose) peers_[p].closed = true;
+          if (kind_of(wc.wr_id) == WrKind::kCredit && peers_[p].flushes > 0) {
+            --peers_[p].flushes;
+          }
+        }
+        if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
+          TW_ERROR("verbs",
+                   completion_error(
+                       kind_of(wc.wr_id) == WrKind::kRing ? "eager WRITE" : "credit WRITE", wc)
+                       .to_string());
         }
         return;
       case WrKind::kRead:
@@ -576,7 +934,7 @@ class VerbsTransport final : public transport::Transport {
       case WrKind::kCas: {
         auto it = pending_.find(index);
         if (it == pending_.end()) return;
-        Pending p = std::move(it->second);
+        Pending pend = std::move(it->second);
         pending_.erase(it);
         const WrKind kind = kind_of(wc.wr_id);
         const char* what = kind == WrKind::kRead    ? "RDMA READ"
@@ -586,11 +944,11 @@ class VerbsTransport final : public transport::Transport {
         if (kind != WrKind::kCas) {
           --rdma_in_flight_;
         } else {
-          if (p.old_value != nullptr) *p.old_value = atomic_pool_[p.atomic_slot];
-          free_atomic_.push_back(p.atomic_slot);
+          if (pend.old_value != nullptr) *pend.old_value = atomic_pool_[pend.atomic_slot];
+          free_atomic_.push_back(pend.atomic_slot);
         }
-        p.local.reset();
-        p.done(s);
+        pend.local.reset();
+        pend.done(s);
         return;
       }
     }
@@ -598,15 +956,18 @@ class VerbsTransport final : public transport::Transport {
 
   Device device_;
   VerbsOptions options_;
+  RingLayout layout_;
   int gid_index_ = 0;
   CompChannelPtr channel_;
   CqPtr cq_;
   std::vector<std::unique_ptr<RcQueuePair>> qps_;  // by peer; none for self
-  std::size_t slot_size_ = 0;
-  std::vector<std::uint8_t> recv_pool_, send_pool_;
+  std::vector<Peer> peers_;                        // by peer
+  std::size_t ring_bytes_total_ = 0;
+  AlignedBytes rings_, credit_words_, credit_out_, staging_;
   std::vector<std::uint64_t> atomic_pool_;
-  MrPtr recv_mr_, send_mr_, atomic_mr_;
+  MrPtr ring_mr_, credit_mr_, credit_out_mr_, staging_mr_, atomic_mr_;
   std::vector<std::uint32_t> free_send_, free_atomic_;
+  std::size_t backlogged_peers_ = 0;  // peers with messages waiting for credit
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t next_op_ = 1;
   std::uint32_t rdma_in_flight_ = 0;

@@ -1,17 +1,21 @@
 // The engine's transport over rdma-core verbs: one RC queue pair per peer.
 //
-// This first version carries messages two-sided: header and payload are
-// copied into a registered send slot and SENT; every peer's QP has receive
-// buffers posted, reposted as soon as a message has been handed to the
-// engine, and a receiver without a free buffer is waited for by the NIC's
-// RNR retry. Rendezvous data moves by RDMA READ into the receive buffer
-// (registered for the read), and compare-and-swap is the NIC's atomic. The
-// completion channel's fd is what the cancel agent sleeps on.
+// Messages (eager data and control alike) are RDMA WRITEs into a ring of
+// slots the receiver keeps for each sender (verbs/eager_ring.h), polled in
+// memory; credits come back in the ack field of the receiver's own
+// messages or by a WRITE into a credit word at the sender, and a message
+// without credit waits in a per-peer backlog, in order. WRITEs are
+// signaled one in kSignalEvery (and inline when they fit), so a message
+// costs the sender one post and the receiver one memory read. A WRITE
+// raises no completion at the receiver, so a message its cancel agent must
+// see at once (Delivery::kWake) is a WRITE with immediate, which consumes a
+// zero-length receive and raises the completion channel's event.
+// Rendezvous data moves by RDMA READ (registered for the read), and
+// compare-and-swap is the NIC's atomic.
 //
-// Not yet (DESIGN §3, issue 4): eager RDMA WRITE into a receiver-side ring
-// with credits, lazy connections and rdma_cm, a registration cache,
-// selective signalling. QPs for all peers are made at start-up, their
-// numbers published in the address.
+// Not yet (issue 4): lazy connections and rdma_cm, a registration cache.
+// QPs for all peers are made at start-up, their numbers published in the
+// address.
 #pragma once
 
 #include <memory>
@@ -24,11 +28,14 @@
 namespace tagwire::verbs {
 
 struct VerbsOptions {
-  std::string device;                // empty: the first device with an active port
-  int rank = 0;                      // this process in the job
-  int size = 1;                      // the job
-  std::size_t max_payload = 8192;    // the largest payload send() carries (eager threshold)
-  std::uint32_t receive_depth = 64;  // receive buffers per peer
+  std::string device;              // empty: the first device with an active port
+  int rank = 0;                    // this process in the job
+  int size = 1;                    // the job
+  std::size_t max_payload = 8192;  // the largest payload send() carries (eager threshold)
+  std::uint32_t ring_slots = 64;   // eager ring slots per sender (its credits)
+  // A progress thread sleeps on the event fd: peers then raise the event
+  // (WRITE with immediate) for every message, not only for cancel requests.
+  bool wake_on_every_message = false;
   TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;  // TAGWIRE_TM
 };
 

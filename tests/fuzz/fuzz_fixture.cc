@@ -55,7 +55,8 @@ class NullTransport final : public transport::Transport {
   void set_receiver(transport::Receiver*) override {}
   std::size_t max_header() const override { return 64; }
   Result<transport::Issued> send(transport::PeerId, std::span<const std::uint8_t>,
-                                 std::span<const std::uint8_t>, transport::Completion) override {
+                                 std::span<const std::uint8_t>, transport::Completion,
+                                 transport::Delivery) override {
     return transport::Issued::kDone;
   }
   Result<std::unique_ptr<transport::Registration>> register_memory(

@@ -124,7 +124,8 @@ int intruder(const std::string& address_file, const std::string& done_file) {
   int pending = 0;
   for (const auto& bytes : headers) {
     auto sent = tr.send(0, bytes, {reinterpret_cast<const std::uint8_t*>(&payload), 4},
-                        {[](void* ctx, const Status&) { --*static_cast<int*>(ctx); }, &pending});
+                        {[](void* ctx, const Status&) { --*static_cast<int*>(ctx); }, &pending},
+                        transport::Delivery::kPolled);
     if (!sent) return fail(sent.status().to_string());
     if (*sent == transport::Issued::kPending) ++pending;
   }

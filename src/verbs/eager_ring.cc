@@ -1,0 +1,81 @@
+#include "verbs/eager_ring.h"
+
+#include <atomic>
+#include <cstring>
+
+namespace tagwire::verbs {
+
+namespace {
+
+std::uint64_t pack_trailer(std::uint32_t length, std::uint32_t marker) {
+  return (std::uint64_t{marker} << 32) | length;
+}
+
+// The trailer is one aligned 64-bit word: read and cleared atomically, with
+// acquire order so that nothing of the frame is read before it.
+std::atomic_ref<std::uint64_t> trailer_of(std::span<std::uint8_t> slot) {
+  return std::atomic_ref<std::uint64_t>(
+      *reinterpret_cast<std::uint64_t*>(slot.data() + slot.size() - kRingTrailer));
+}
+
+}  // namespace
+
+RingLayout RingLayout::for_messages(std::size_t max_header, std::size_t max_payload,
+                                    std::uint32_t slots) {
+  const std::size_t need = kRingPrefix + max_header + max_payload + kRingTrailer;
+  RingLayout l;
+  l.slots = slots;
+  l.slot_size = static_cast<std::uint32_t>((need + 63) / 64 * 64);
+  return l;
+}
+
+std::uint32_t ring_marker(std::uint64_t serial) {
+  return static_cast<std::uint32_t>(serial % 0xffffffffu) + 1;
+}
+
+StagedWrite stage_message(std::span<std::uint8_t> slot, std::uint64_t serial, std::uint32_t ack,
+                          std::span<const std::uint8_t> header,
+                          std::span<const std::uint8_t> payload) {
+  const std::size_t frame = kRingPrefix + header.size() + payload.size();
+  const std::size_t start = slot.size() - kRingTrailer - frame;
+  std::uint8_t* p = slot.data() + start;
+  const std::uint32_t marker = ring_marker(serial);
+  const std::uint32_t prefix[3] = {static_cast<std::uint32_t>(header.size()), ack, marker};
+  std::memcpy(p, prefix, kRingPrefix);
+  if (!header.empty()) std::memcpy(p + kRingPrefix, header.data(), header.size());
+  if (!payload.empty())
+    std::memcpy(p + kRingPrefix + header.size(), payload.data(), payload.size());
+  const std::uint64_t trailer = pack_trailer(static_cast<std::uint32_t>(frame), marker);
+  std::memcpy(slot.data() + slot.size() - kRingTrailer, &trailer, kRingTrailer);
+  return {start, frame + kRingTrailer};
+}
+
+Arrival peek_message(std::span<std::uint8_t> slot, std::uint64_t serial, ArrivedMessage* out) {
+  const std::uint64_t trailer = trailer_of(slot).load(std::memory_order_acquire);
+  const std::uint32_t marker = ring_marker(serial);
+  if (static_cast<std::uint32_t>(trailer >> 32) != marker) return Arrival::kEmpty;
+  const auto frame = static_cast<std::uint32_t>(trailer);
+  if (frame < kRingPrefix || frame > slot.size() - kRingTrailer) return Arrival::kMalformed;
+  const std::uint8_t* p = slot.data() + slot.size() - kRingTrailer - frame;
+  std::uint32_t prefix[3];
+  std::memcpy(prefix, p, kRingPrefix);
+  // The trailer is in, the head not yet: the rest of the WRITE is on its way.
+  if (prefix[2] != marker) return Arrival::kEmpty;
+  if (prefix[0] > frame - kRingPrefix) return Arrival::kMalformed;
+  out->header = {p + kRingPrefix, prefix[0]};
+  out->payload = {p + kRingPrefix + prefix[0], frame - kRingPrefix - prefix[0]};
+  out->ack = prefix[1];
+  return Arrival::kReady;
+}
+
+void release_slot(std::span<std::uint8_t> slot) {
+  trailer_of(slot).store(0, std::memory_order_release);
+}
+
+void CreditWindow::on_ack(std::uint32_t consumed) {
+  const std::uint32_t advance = consumed - static_cast<std::uint32_t>(acked_);
+  if (advance == 0 || advance > sent_ - acked_) return;  // stale, or not ours to believe
+  acked_ += advance;
+}
+
+}  // namespace tagwire::verbs

@@ -1,0 +1,130 @@
+// EagerRing: where an eager message lands at its receiver and how both ends
+// keep count (DESIGN §3). Pure bookkeeping, no verbs: the transport posts
+// the RDMA WRITEs, this file says where, what, and when a slot is free.
+//
+// Each receiver keeps, per sender, a ring of `slots` slots of `slot_size`
+// bytes in memory registered for remote write. Message n (n = 1, 2, ... per
+// sender) goes to slot (n - 1) % slots, right-aligned against an 8-byte
+// trailer at the end of its slot:
+//
+//   ... | prefix | header | payload | trailer |      (slot end)
+//   prefix  = header length u32, credit ack u32, marker u32
+//   trailer = frame length u32 (prefix + header + payload), marker u32
+//
+// One WRITE covers prefix to trailer, so the trailer is the last thing it
+// places, and the receiver polls a single fixed word per slot: no stale
+// payload byte can ever sit where it looks. The marker is derived from n,
+// so a slot's previous message cannot be mistaken for the next one, and
+// it is repeated in the prefix: both must match before the frame is read
+// (a guard against a device that places a message's bytes out of order).
+// The receiver zeroes the trailer when it has consumed the message.
+//
+// Credits: a sender may have at most `slots` messages unconsumed. The
+// receiver tells it how many it has consumed, cumulatively, either in the
+// ack field of its own messages (free when traffic flows both ways) or by
+// writing the count into a word at the sender (CreditReturn says when).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace tagwire::verbs {
+
+inline constexpr std::size_t kRingPrefix = 12;
+inline constexpr std::size_t kRingTrailer = 8;
+
+struct RingLayout {
+  std::uint32_t slots = 0;
+  std::uint32_t slot_size = 0;  // a multiple of 64
+
+  // The smallest layout whose slots carry `max_header` + `max_payload`.
+  static RingLayout for_messages(std::size_t max_header, std::size_t max_payload,
+                                 std::uint32_t slots);
+
+  std::size_t ring_bytes() const { return std::size_t{slots} * slot_size; }
+  // Offset of message `serial`'s slot within the ring.
+  std::size_t slot_offset(std::uint64_t serial) const {
+    return static_cast<std::size_t>((serial - 1) % slots) * slot_size;
+  }
+  std::size_t max_frame() const { return slot_size - kRingTrailer; }
+};
+
+// The marker message `serial` carries: never 0, which means "empty".
+std::uint32_t ring_marker(std::uint64_t serial);
+
+// What to write: bytes [offset, offset + length) of a slot-sized buffer.
+struct StagedWrite {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+};
+
+// Lays message `serial` out in `slot` (a local slot-sized buffer, the image
+// of the remote slot) exactly as it must land at the receiver. The caller
+// has checked that it fits (prefix + header + payload <= max_frame()).
+StagedWrite stage_message(std::span<std::uint8_t> slot, std::uint64_t serial, std::uint32_t ack,
+                          std::span<const std::uint8_t> header,
+                          std::span<const std::uint8_t> payload);
+
+struct ArrivedMessage {
+  std::span<const std::uint8_t> header;
+  std::span<const std::uint8_t> payload;
+  std::uint32_t ack = 0;  // the sender's cumulative count of our messages it consumed
+};
+
+enum class Arrival { kEmpty, kReady, kMalformed };
+
+// Looks at the slot where message `serial` lands. kReady fills `out`
+// (spans into `slot`, valid until release_slot()); kMalformed means the
+// trailer claims this message but its lengths are impossible.
+Arrival peek_message(std::span<std::uint8_t> slot, std::uint64_t serial, ArrivedMessage* out);
+
+// The message in `slot` has been consumed: the slot may be written again
+// once its credit reaches the sender.
+void release_slot(std::span<std::uint8_t> slot);
+
+// The sender's side: which serial comes next and whether the receiver has a
+// free slot for it.
+class CreditWindow {
+ public:
+  // `carried`: messages already sent and consumed (0 for a new connection).
+  explicit CreditWindow(std::uint32_t slots, std::uint64_t carried = 0)
+      : slots_(slots), sent_(carried), acked_(carried) {}
+  bool can_send() const { return sent_ - acked_ < slots_; }
+  // The serial of the next message; only when can_send().
+  std::uint64_t take() { return ++sent_; }
+  // The receiver's cumulative consumed count (mod 2^32). Counts that are
+  // older than one already seen, or ahead of what was sent, are ignored:
+  // piggy-backed acks and the credit word can arrive in either order.
+  void on_ack(std::uint32_t consumed);
+  std::uint64_t sent() const { return sent_; }
+  std::uint64_t unconsumed() const { return sent_ - acked_; }
+
+ private:
+  std::uint32_t slots_;
+  std::uint64_t sent_;
+  std::uint64_t acked_;
+};
+
+// The receiver's side: how many messages of one sender it consumed, and
+// whether it is time to tell the sender by an explicit write (when it has
+// not been told for `threshold` messages in the ack field of ours).
+class CreditReturn {
+ public:
+  explicit CreditReturn(std::uint32_t threshold) : threshold_(threshold) {}
+  void consumed_one() { ++consumed_; }
+  // The value for an outgoing ack field or credit write; counts as told.
+  std::uint32_t tell() {
+    told_ = consumed_;
+    return consumed_;
+  }
+  bool write_due() const { return consumed_ - told_ >= threshold_; }
+  std::uint32_t consumed() const { return consumed_; }
+
+ private:
+  std::uint32_t threshold_;
+  std::uint32_t consumed_ = 0;
+  std::uint32_t told_ = 0;
+};
+
+}  // namespace tagwire::verbs

@@ -1,0 +1,229 @@
+// The eager ring's layout and credit bookkeeping (verbs/eager_ring.h), with
+// plain memory standing in for the RDMA WRITE: staging a message into a
+// local slot image and copying the staged bytes to the "remote" slot is
+// exactly what the WRITE does. Runs on any machine.
+#include "verbs/eager_ring.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace tagwire::verbs {
+namespace {
+
+std::span<const std::uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+std::string text(std::span<const std::uint8_t> b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
+// A receiver's ring and a sender's slot image, the WRITE as a memcpy.
+struct Wire {
+  RingLayout layout = RingLayout::for_messages(56, 100, 4);
+  std::vector<std::uint64_t> ring_words = std::vector<std::uint64_t>(layout.ring_bytes() / 8);
+  std::vector<std::uint8_t> staging = std::vector<std::uint8_t>(layout.slot_size);
+
+  std::span<std::uint8_t> remote_slot(std::uint64_t serial) {
+    auto* base = reinterpret_cast<std::uint8_t*>(ring_words.data());
+    return {base + layout.slot_offset(serial), layout.slot_size};
+  }
+  StagedWrite stage(std::uint64_t serial, std::uint32_t ack, const std::string& header,
+                    const std::string& payload) {
+    return stage_message(staging, serial, ack, bytes(header), bytes(payload));
+  }
+  void write(std::uint64_t serial, StagedWrite w, std::size_t only = SIZE_MAX) {
+    const std::size_t n = std::min(only, w.length);
+    std::memcpy(remote_slot(serial).data() + w.offset, staging.data() + w.offset, n);
+  }
+  // Places the WRITE back to front: the trailer first, the prefix last.
+  void write_tail_only(std::uint64_t serial, StagedWrite w) {
+    const std::size_t tail = w.offset + w.length - kRingTrailer;
+    std::memcpy(remote_slot(serial).data() + tail, staging.data() + tail, kRingTrailer);
+  }
+};
+
+TEST(RingLayout, SlotsFitTheLargestMessageAndStayAligned) {
+  const RingLayout l = RingLayout::for_messages(64, 8192, 64);
+  EXPECT_EQ(l.slot_size % 64, 0u);
+  EXPECT_GE(l.max_frame(), kRingPrefix + 64 + 8192);
+  EXPECT_EQ(l.ring_bytes(), std::size_t{64} * l.slot_size);
+  EXPECT_EQ(l.slot_offset(1), 0u);
+  EXPECT_EQ(l.slot_offset(64), 63u * l.slot_size);
+  EXPECT_EQ(l.slot_offset(65), 0u);  // the ring wraps
+}
+
+TEST(RingMarker, NeverZeroAndDiffersBetweenLaps) {
+  EXPECT_NE(ring_marker(0xfffffffeull), 0u);
+  EXPECT_NE(ring_marker(0xffffffffull), 0u);
+  EXPECT_NE(ring_marker(1), ring_marker(5));  // same slot of a 4-slot ring, next lap
+  for (std::uint64_t s = 0xfffffff0ull; s < 0x100000010ull; ++s) EXPECT_NE(ring_marker(s), 0u);
+}
+
+TEST(EagerRing, AWrittenMessageReadsBackWithItsAck) {
+  Wire w;
+  ArrivedMessage m;
+  EXPECT_EQ(peek_message(w.remote_slot(1), 1, &m), Arrival::kEmpty);
+  const StagedWrite sw = w.stage(1, 7, "header-bytes", "the payload");
+  EXPECT_EQ(sw.offset + sw.length, w.layout.slot_size);  // ends at the trailer
+  w.write(1, sw);
+  ASSERT_EQ(peek_message(w.remote_slot(1), 1, &m), Arrival::kReady);
+  EXPECT_EQ(text(m.header), "header-bytes");
+  EXPECT_EQ(text(m.payload), "the payload");
+  EXPECT_EQ(m.ack, 7u);
+}
+
+TEST(EagerRing, EmptyHeaderAndPayloadAndTheLargestFrame) {
+  Wire w;
+  ArrivedMessage m;
+  w.write(1, w.stage(1, 0, "", ""));
+  ASSERT_EQ(peek_message(w.remote_slot(1), 1, &m), Arrival::kReady);
+  EXPECT_TRUE(m.header.empty());
+  EXPECT_TRUE(m.payload.empty());
+  const std::string big(w.layout.max_frame() - kRingPrefix - 56, 'x');
+  const StagedWrite sw = w.stage(2, 0, std::string(56, 'h'), big);
+  EXPECT_EQ(sw.offset, 0u);  // fills the slot exactly
+  w.write(2, sw);
+  ASSERT_EQ(peek_message(w.remote_slot(2), 2, &m), Arrival::kReady);
+  EXPECT_EQ(text(m.payload), big);
+}
+
+TEST(EagerRing, AHalfPlacedWriteIsNotReadUntilItsHeadIsIn) {
+  Wire w;
+  ArrivedMessage m;
+  const StagedWrite sw = w.stage(1, 0, "hdr", "data");
+  w.write_tail_only(1, sw);
+  EXPECT_EQ(peek_message(w.remote_slot(1), 1, &m), Arrival::kEmpty);
+  w.write(1, sw);
+  EXPECT_EQ(peek_message(w.remote_slot(1), 1, &m), Arrival::kReady);
+}
+
+TEST(EagerRing, ThePreviousLapIsNotTheNextMessage) {
+  Wire w;
+  ArrivedMessage m;
+  // Message 1 sits in slot 0 unreleased; message 5 (next lap) is awaited.
+  w.write(1, w.stage(1, 0, "old", "lap one"));
+  EXPECT_EQ(peek_message(w.remote_slot(5), 5, &m), Arrival::kEmpty);
+  release_slot(w.remote_slot(1));
+  EXPECT_EQ(peek_message(w.remote_slot(1), 1, &m), Arrival::kEmpty);  // cleared
+  // A shorter message in a slot where a longer one was: read exactly.
+  w.write(5, w.stage(5, 0, "new", "x"));
+  ASSERT_EQ(peek_message(w.remote_slot(5), 5, &m), Arrival::kReady);
+  EXPECT_EQ(text(m.header), "new");
+  EXPECT_EQ(text(m.payload), "x");
+}
+
+TEST(EagerRing, ImpossibleLengthsAreMalformedNotRead) {
+  Wire w;
+  ArrivedMessage m;
+  const StagedWrite sw = w.stage(1, 0, "hdr", "data");
+  w.write(1, sw);
+  auto slot = w.remote_slot(1);
+  // Frame length beyond the slot.
+  std::uint32_t bad = w.layout.slot_size;
+  std::memcpy(slot.data() + slot.size() - kRingTrailer, &bad, 4);
+  EXPECT_EQ(peek_message(slot, 1, &m), Arrival::kMalformed);
+  // A header length beyond the frame.
+  w.write(1, sw);
+  std::uint32_t hlen = 1000;
+  std::memcpy(slot.data() + sw.offset, &hlen, 4);
+  EXPECT_EQ(peek_message(slot, 1, &m), Arrival::kMalformed);
+}
+
+TEST(CreditWindow, StopsAtTheRingSizeAndReopensOnAcks) {
+  CreditWindow c(4);
+  for (std::uint64_t n = 1; n <= 4; ++n) {
+    ASSERT_TRUE(c.can_send());
+    EXPECT_EQ(c.take(), n);
+  }
+  EXPECT_FALSE(c.can_send());
+  c.on_ack(1);
+  EXPECT_TRUE(c.can_send());
+  EXPECT_EQ(c.take(), 5u);
+  EXPECT_FALSE(c.can_send());
+  c.on_ack(5);
+  EXPECT_EQ(c.unconsumed(), 0u);
+}
+
+TEST(CreditWindow, StaleAndImpossibleAcksAreIgnored) {
+  CreditWindow c(4);
+  for (int i = 0; i < 4; ++i) c.take();
+  c.on_ack(3);
+  c.on_ack(2);  // an older count arriving late (piggy-back after the credit word)
+  EXPECT_EQ(c.unconsumed(), 1u);
+  c.on_ack(9);  // more than was ever sent
+  EXPECT_EQ(c.unconsumed(), 1u);
+}
+
+TEST(CreditWindow, CountsWrapAt32Bits) {
+  // A window that has already carried 2^32 - 10 messages, all consumed.
+  CreditWindow c(64, (std::uint64_t{1} << 32) - 10);
+  for (int i = 0; i < 20; ++i) c.take();
+  EXPECT_EQ(c.unconsumed(), 20u);
+  c.on_ack(0xfffffffeu);  // 2^32 - 2: eight consumed, before the wrap
+  EXPECT_EQ(c.unconsumed(), 12u);
+  c.on_ack(10);  // (2^32 + 10) mod 2^32: all of them, after the wrap
+  EXPECT_EQ(c.unconsumed(), 0u);
+  c.on_ack(0xfffffffeu);  // the older count, late: ignored
+  EXPECT_EQ(c.unconsumed(), 0u);
+}
+
+TEST(CreditReturn, AWriteIsDueOnlyWhenNotToldForTheThreshold) {
+  CreditReturn r(3);
+  r.consumed_one();
+  r.consumed_one();
+  EXPECT_FALSE(r.write_due());
+  EXPECT_EQ(r.tell(), 2u);  // piggy-backed on an outgoing message
+  r.consumed_one();
+  r.consumed_one();
+  EXPECT_FALSE(r.write_due());
+  r.consumed_one();
+  EXPECT_TRUE(r.write_due());
+  EXPECT_EQ(r.tell(), 5u);
+  EXPECT_FALSE(r.write_due());
+}
+
+// A whole exchange: a sender that only writes when it has credit, and a
+// receiver that consumes in order and returns credit when due, never
+// overwrite an unconsumed slot and deliver every message once, in order.
+TEST(EagerRing, SenderAndReceiverKeepStepOverManyLaps) {
+  Wire w;
+  CreditWindow window(w.layout.slots);
+  CreditReturn back(w.layout.slots / 2);
+  std::uint32_t credit_word = 0;  // the sender's word the receiver writes
+  std::uint64_t expected = 1, delivered = 0;
+  std::uint64_t sent_payloads = 0;
+  for (int step = 0; step < 10000; ++step) {
+    // The sender sends what its window allows (sometimes only one).
+    window.on_ack(credit_word);
+    const int burst = step % 7;
+    for (int i = 0; i < burst && window.can_send(); ++i) {
+      const std::uint64_t n = window.take();
+      // The slot it is about to overwrite must have been consumed.
+      ArrivedMessage stale;
+      ASSERT_NE(peek_message(w.remote_slot(n), n - w.layout.slots, &stale), Arrival::kReady)
+          << "overwrote unconsumed message " << n - w.layout.slots;
+      w.write(n, w.stage(n, 0, "h", std::to_string(n)));
+      ++sent_payloads;
+    }
+    // The receiver consumes some of what is there.
+    for (int i = 0; i < (step % 3); ++i) {
+      ArrivedMessage m;
+      if (peek_message(w.remote_slot(expected), expected, &m) != Arrival::kReady) break;
+      ASSERT_EQ(text(m.payload), std::to_string(expected));
+      release_slot(w.remote_slot(expected));
+      ++expected;
+      ++delivered;
+      back.consumed_one();
+      if (back.write_due()) credit_word = back.tell();
+    }
+  }
+  EXPECT_GT(delivered, 1000u);
+  EXPECT_LE(sent_payloads - delivered, w.layout.slots);
+}
+
+}  // namespace
+}  // namespace tagwire::verbs
