@@ -69,6 +69,10 @@ constexpr EnumName<TransportChoice> kTransportNames[] = {{"auto", TransportChoic
 constexpr EnumName<TagMatchingChoice> kTagMatchingNames[] = {{"auto", TagMatchingChoice::kAuto},
                                                              {"on", TagMatchingChoice::kOn},
                                                              {"off", TagMatchingChoice::kOff}};
+constexpr EnumName<VerbsConnectChoice> kVerbsConnectNames[] = {
+    {"auto", VerbsConnectChoice::kAuto},
+    {"cm", VerbsConnectChoice::kCm},
+    {"exchange", VerbsConnectChoice::kExchange}};
 constexpr EnumName<CancelMode> kCancelModeNames[] = {{"agent", CancelMode::kAgent},
                                                      {"onesided", CancelMode::kOneSided}};
 constexpr EnumName<log::Level> kLevelNames[] = {{"error", log::Level::kError},
@@ -111,6 +115,10 @@ const Setting kSettings[] = {
     {"TAGWIRE_TM",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.tag_matching, parse_enum(n, t, kTagMatchingNames));
+     }},
+    {"TAGWIRE_VERBS_CONNECT",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.verbs_connect, parse_enum(n, t, kVerbsConnectNames));
      }},
     {"TAGWIRE_PROGRESS_THREAD",
      [](Config& c, std::string_view n, std::string_view t) {

@@ -20,6 +20,11 @@ namespace tagwire {
 
 enum class TransportChoice { kAuto, kUcx, kVerbs };
 enum class TagMatchingChoice { kAuto, kOn, kOff };
+// How the verbs transport connects its RC QPs: through rdma_cm on first use
+// (lazily, routed by the IP stack; what RoCE users expect), or all at
+// start-up from QP numbers published through the bootstrap. kAuto: rdma_cm
+// where the device has an IPv4 RoCE address, the exchange otherwise.
+enum class VerbsConnectChoice { kAuto, kCm, kExchange };
 // Who decides a send cancel: the receiver's agent on a CANCEL_REQUEST, or
 // the sender alone with a remote compare-and-swap on the message's slot
 // descriptor (DESIGN §4, engine/slot_descriptor.h). Every rank must agree.
@@ -41,6 +46,7 @@ struct Config {
   log::Level log_level = log::Level::kWarn;
   TransportChoice transport = TransportChoice::kAuto;
   TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;
+  VerbsConnectChoice verbs_connect = VerbsConnectChoice::kAuto;
   // Run a progress thread beside the application: it drives the transport
   // all the time (and serves cancels too).
   bool progress_thread = false;

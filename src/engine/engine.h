@@ -125,6 +125,7 @@ class Engine final : public transport::Receiver {
   Communicator* self() const { return self_.get(); }
   const Config& config() const { return config_; }
   std::string_view transport_name() const { return transport_->name(); }
+  bool transport_connects_on_first_use() const { return transport_->connects_on_first_use(); }
   std::string_view bootstrap_kind() const { return bootstrap_->kind(); }
   // Bytes of this rank's transport address: every rank keeps one per rank
   // of the job, so the address table grows with the job.

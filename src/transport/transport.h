@@ -77,7 +77,8 @@ struct TransportCounters {
   std::uint64_t registrations = 0;     // live
   std::uint64_t registered_bytes = 0;  // live, the transport's own pools included
   // Eager flow control (verbs): messages that waited for the receiver's
-  // credit, explicit credit returns, messages sent to raise an event.
+  // credit (not for a connection), explicit credit returns, messages sent
+  // to raise an event.
   std::uint64_t credit_waits = 0;
   std::uint64_t credit_writes = 0;
   std::uint64_t wake_writes = 0;
@@ -88,6 +89,9 @@ class Transport {
   virtual ~Transport() = default;
 
   virtual std::string_view name() const = 0;
+
+  // Whether connections are made on first use (else all at start-up).
+  virtual bool connects_on_first_use() const = 0;
 
   // This process's address, to be published through the bootstrap.
   virtual std::vector<std::uint8_t> address() const = 0;

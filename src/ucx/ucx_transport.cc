@@ -82,6 +82,7 @@ class UcxTransportImpl final : public transport::Transport {
   }
 
   std::string_view name() const override { return "ucx"; }
+  bool connects_on_first_use() const override { return true; }  // endpoints on first use
 
   std::vector<std::uint8_t> address() const override {
     return {address_.data(), address_.data() + address_.size()};

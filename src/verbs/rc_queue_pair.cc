@@ -107,6 +107,11 @@ Status RcQueuePair::connect(const QpAddress& remote, int gid_index) {
   return Status::ok();
 }
 
+Status RcQueuePair::modify(ibv_qp_attr& attr, int mask, const char* what) {
+  if (int rc = ibv_modify_qp(qp_.get(), &attr, mask); rc != 0) return verbs_error(what, rc);
+  return Status::ok();
+}
+
 Status RcQueuePair::post(ibv_send_wr& wr, const char* what) {
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) return verbs_error(what, rc);

@@ -50,6 +50,9 @@ class RcQueuePair {
   QpAddress address(int gid_index) const;
   // INIT -> RTR -> RTS towards `remote`, with the device's active MTU.
   Status connect(const QpAddress& remote, int gid_index);
+  // One state transition with attributes from elsewhere (rdma_cm's
+  // rdma_init_qp_attr, which knows the route).
+  Status modify(ibv_qp_attr& attr, int mask, const char* what);
 
   Status post_send(std::uint64_t wr_id, LocalBuffer data, bool signaled, bool inline_data);
   Status post_recv(std::uint64_t wr_id, LocalBuffer into);

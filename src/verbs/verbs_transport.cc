@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "verbs/cm_connector.h"
 #include "verbs/device.h"
 #include "verbs/eager_ring.h"
 #include "verbs/rc_queue_pair.h"
@@ -76,10 +77,14 @@ struct WireAddress {
   std::uint32_t credit_rkey;
   std::uint32_t ring_slots;
   std::uint32_t slot_size;
-  // followed by `count` x {qpn, psn}
+  std::uint32_t cm_ipv4;  // rdma_cm: where this rank listens (network order)
+  std::uint16_t cm_port;
+  std::uint16_t reserved;
+  // followed by `count` x {qpn, psn} (zeros under rdma_cm: QPs come later)
 };
 constexpr std::uint32_t kAddressMagic = 0x54575643;  // "TWVC"
 constexpr std::uint16_t kWakeOnEveryMessage = 1;     // a progress thread sleeps on events
+constexpr std::uint16_t kConnectByCm = 2;            // QPs through rdma_cm, on first use
 // In a credit word, above the consumed count: the writer is closing.
 constexpr std::uint64_t kClosingMark = std::uint64_t{1} << 63;
 
@@ -136,6 +141,7 @@ class VerbsTransport final : public transport::Transport {
     auto gid = device_.roce_v2_ipv4_gid_index();
     if (!gid) return gid.status();
     gid_index_ = *gid;
+    TAGWIRE_RETURN_IF_ERROR(choose_connection_mode());
     channel_.reset(ibv_create_comp_channel(device_.context()));
     if (!channel_) return verbs_error("ibv_create_comp_channel", errno);
     const int flags = fcntl(channel_->fd, F_GETFL);
@@ -188,17 +194,24 @@ class VerbsTransport final : public transport::Transport {
     peers_.reserve(peers);
     for (std::size_t p = 0; p < peers; ++p) peers_.emplace_back(options_.ring_slots);
     qps_.resize(peers);
+    if (cm_ipv4_ != 0) {
+      // QPs on first use: listen, publish where, connect when needed.
+      auto c = CmConnector::listen(cm_ipv4_, options_.rank,
+                                   [this](int peer) { return make_cm_qp(peer); });
+      if (!c) return c.status().with_context("rdma_cm listener on " + device_.caps().name);
+      connector_ = std::move(c).value();
+      return Status::ok();
+    }
     for (std::size_t p = 0; p < peers; ++p) {
       if (p == static_cast<std::size_t>(options_.rank)) continue;  // self never touches the NIC
-      // The largest inline the device grants, up to what an 8-byte
-      // message needs; some devices refuse any inline at all.
-      auto qp = RcQueuePair::create(device_, cq_.get(), cq_.get(), kSendQueueDepth, kWantInline);
-      if (!qp) qp = RcQueuePair::create(device_, cq_.get(), cq_.get(), kSendQueueDepth, 0);
+      auto qp = make_qp();
       if (!qp) return qp.status().with_context("QP for rank " + std::to_string(p));
-      qps_[p] = std::make_unique<RcQueuePair>(std::move(qp).value());
+      qps_[p] = std::move(qp).value();
     }
     return Status::ok();
   }
+
+  bool connects_on_first_use() const override { return connector_ != nullptr; }
 
   std::string_view name() const override { return "verbs"; }
 
@@ -222,6 +235,11 @@ class VerbsTransport final : public transport::Transport {
     head.credit_rkey = credit_mr_->rkey;
     head.ring_slots = layout_.slots;
     head.slot_size = layout_.slot_size;
+    if (connector_) {
+      head.flags |= kConnectByCm;
+      head.cm_ipv4 = connector_->endpoint().ipv4;
+      head.cm_port = connector_->endpoint().port;
+    }
     std::vector<std::uint8_t> out(sizeof(head) + qps_.size() * 8);
     std::memcpy(out.data(), &head, sizeof(head));
     for (std::size_t p = 0; p < qps_.size(); ++p) {
@@ -242,7 +260,7 @@ class VerbsTransport final : public transport::Transport {
     }
     const auto me = static_cast<std::size_t>(options_.rank);
     for (std::size_t p = 0; p < addresses.size(); ++p) {
-      if (!qps_[p]) continue;
+      if (p == me) continue;
       const auto& a = addresses[p];
       WireAddress head{};
       if (a.size() < sizeof(head)) return {ErrorCode::kProtocol, "short verbs address"};
@@ -260,12 +278,21 @@ class VerbsTransport final : public transport::Transport {
                                         std::to_string(layout_.slot_size) +
                                         ": every rank needs the same TAGWIRE_EAGER_THRESHOLD"};
       }
+      if (((head.flags & kConnectByCm) != 0) != (connector_ != nullptr)) {
+        return {ErrorCode::kConfig,
+                "rank " + std::to_string(p) + " connects " +
+                    ((head.flags & kConnectByCm) != 0 ? "through rdma_cm" : "by QP exchange") +
+                    ", this rank the other way: every rank needs the same "
+                    "TAGWIRE_VERBS_CONNECT and device kind"};
+      }
       Peer& peer = peers_[p];
       peer.ring_address = head.ring_address + me * layout_.ring_bytes();
       peer.ring_rkey = head.ring_rkey;
       peer.credit_address = head.credit_address + me * 8;
       peer.credit_rkey = head.credit_rkey;
       peer.wake_all = (head.flags & kWakeOnEveryMessage) != 0;
+      peer.cm = CmEndpoint{head.cm_ipv4, head.cm_port};
+      if (connector_) continue;  // connected on first use
       std::uint32_t pair[2];
       std::memcpy(pair, a.data() + sizeof(head) + me * 8, 8);
       QpAddress remote;
@@ -275,9 +302,7 @@ class VerbsTransport final : public transport::Transport {
       remote.lid = head.lid;
       // Receives first: a peer's first WRITE with immediate may come as
       // soon as both sides are connected.
-      for (std::uint32_t k = 0; k < wake_receives(); ++k) {
-        TAGWIRE_RETURN_IF_ERROR(post_wake_receive(p));
-      }
+      TAGWIRE_RETURN_IF_ERROR(post_wake_receives(*qps_[p], p));
       TAGWIRE_RETURN_IF_ERROR(qps_[p]
                                   ->connect(remote, gid_index_)
                                   .with_context("connecting to rank " + std::to_string(p)));
@@ -305,9 +330,11 @@ class VerbsTransport final : public transport::Transport {
     }
     const auto p = static_cast<std::size_t>(peer);
     Peer& to = peers_[p];
-    if (!to.backlog.empty() || !window_open(p)) {
-      // No free slot at the receiver: the message waits here, in order,
-      // until its credit comes back (progress() sends it).
+    if (!to.failed.is_ok()) return to.failed;
+    if (!qps_[p]) TAGWIRE_RETURN_IF_ERROR(start_connection(p));
+    if (!to.backlog.empty() || !qps_[p] || !window_open(p)) {
+      // Not connected yet, or no free slot at the receiver: the message
+      // waits here, in order, until both are there (progress() sends it).
       Backlogged b;
       b.bytes.assign(header.begin(), header.end());
       b.bytes.insert(b.bytes.end(), payload.begin(), payload.end());
@@ -315,7 +342,7 @@ class VerbsTransport final : public transport::Transport {
       b.delivery = delivery;
       if (to.backlog.empty()) ++backlogged_peers_;
       to.backlog.push_back(std::move(b));
-      ++counters_.credit_waits;
+      if (qps_[p]) ++counters_.credit_waits;
       return transport::Issued::kDone;
     }
     TAGWIRE_RETURN_IF_ERROR(write_message(p, header, payload, delivery));
@@ -383,6 +410,7 @@ class VerbsTransport final : public transport::Transport {
       *old_value = seen;
       return transport::Issued::kDone;
     }
+    TAGWIRE_RETURN_IF_ERROR(ensure_connected(static_cast<std::size_t>(peer)));
     while (free_atomic_.empty()) poll_completions();
     const std::uint32_t slot = free_atomic_.back();
     free_atomic_.pop_back();
@@ -439,6 +467,9 @@ class VerbsTransport final : public transport::Transport {
       armed_ = false;
     }
     unsigned n = deliver_self();
+    // rdma_cm events cost a system call to look for: every time while
+    // connections are being made, else now and then (a peer's request).
+    if (connector_ && (connector_->busy() || (++cm_tick_ & 63) == 0)) n += poll_connections();
     n += poll_completions();
     n += poll_rings();
     if (backlogged_peers_ > 0) n += send_backlogs();
@@ -493,6 +524,7 @@ class VerbsTransport final : public transport::Transport {
                            << pending_.size() << " READ/WRITE/CAS pending");
     }
     qps_.clear();
+    connector_.reset();  // its ids after the QPs: peers see a disconnect
     return Status::ok();
   }
 
@@ -505,6 +537,7 @@ class VerbsTransport final : public transport::Transport {
 
   ~VerbsTransport() override {
     qps_.clear();  // before the CQ, the MRs and the PD they use
+    connector_.reset();
     loopback_.reset();
     loopback_cq_.reset();
     pending_.clear();
@@ -558,6 +591,7 @@ class VerbsTransport final : public transport::Transport {
       }
       return transport::Issued::kDone;
     }
+    TAGWIRE_RETURN_IF_ERROR(ensure_connected(static_cast<std::size_t>(peer)));
     while (rdma_in_flight_ >= kMaxRdma) poll_completions();
     auto mr = verbs::register_memory(device_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
     if (!mr) {
@@ -650,6 +684,8 @@ class VerbsTransport final : public transport::Transport {
     std::uint64_t credit_address = 0;
     std::uint32_t credit_rkey = 0;
     bool wake_all = false;  // the peer sleeps on events for every message
+    CmEndpoint cm;          // where the peer listens (rdma_cm)
+    Status failed;          // connecting gave up: every send to it fails so
     std::deque<Backlogged> backlog;
     std::uint32_t unsignaled = 0;
     std::uint32_t flushes = 0;  // signaled credit WRITEs and flushes in flight
@@ -748,6 +784,7 @@ class VerbsTransport final : public transport::Transport {
     unsigned n = 0;
     for (std::size_t p = 0; p < peers_.size(); ++p) {
       Peer& to = peers_[p];
+      if (!qps_[p]) continue;
       while (!to.backlog.empty() && window_open(p)) {
         Backlogged b = std::move(to.backlog.front());
         to.backlog.pop_front();
@@ -859,9 +896,111 @@ class VerbsTransport final : public transport::Transport {
 
   // Zero-length receives: a WRITE with immediate consumes one and raises
   // the completion event (the data itself is in the ring).
-  Status post_wake_receive(std::size_t p) {
-    return qps_[p]->post_recv(wr_id(WrKind::kRecv, peer_index(p, 0)),
-                              LocalBuffer{credit_out_.get(), 0, credit_out_mr_->lkey});
+  Status post_wake_receive(RcQueuePair& qp, std::size_t p) {
+    return qp.post_recv(wr_id(WrKind::kRecv, peer_index(p, 0)),
+                        LocalBuffer{credit_out_.get(), 0, credit_out_mr_->lkey});
+  }
+  Status post_wake_receives(RcQueuePair& qp, std::size_t p) {
+    for (std::uint32_t k = 0; k < wake_receives(); ++k) {
+      TAGWIRE_RETURN_IF_ERROR(post_wake_receive(qp, p));
+    }
+    return Status::ok();
+  }
+
+  // ---- connections
+
+  // The largest inline the device grants, up to what an 8-byte message
+  // needs; some devices refuse any inline at all.
+  Result<std::unique_ptr<RcQueuePair>> make_qp() {
+    auto qp = RcQueuePair::create(device_, cq_.get(), cq_.get(), kSendQueueDepth, kWantInline);
+    if (!qp) qp = RcQueuePair::create(device_, cq_.get(), cq_.get(), kSendQueueDepth, 0);
+    if (!qp) return qp.status();
+    return std::make_unique<RcQueuePair>(std::move(qp).value());
+  }
+
+  // For CmConnector: a QP for `peer` with its receives posted.
+  Result<std::unique_ptr<RcQueuePair>> make_cm_qp(int peer) {
+    if (peer < 0 || peer >= options_.size || peer == options_.rank) {
+      return Status(ErrorCode::kProtocol,
+                    "rdma_cm: a connection request from rank " + std::to_string(peer) +
+                        ", not a peer in this job of " + std::to_string(options_.size));
+    }
+    auto qp = make_qp();
+    if (!qp) return qp.status();
+    TAGWIRE_RETURN_IF_ERROR(post_wake_receives(**qp, static_cast<std::size_t>(peer)));
+    return qp;
+  }
+
+  // Decides between rdma_cm and the QP exchange (TAGWIRE_VERBS_CONNECT).
+  Status choose_connection_mode() {
+    const bool ethernet = device_.caps().ethernet;
+    if (options_.connect == VerbsConnectChoice::kExchange) return Status::ok();
+    if (!ethernet) {
+      if (options_.connect == VerbsConnectChoice::kCm) {
+        return Status(ErrorCode::kConfig,
+                      "TAGWIRE_VERBS_CONNECT=cm: device " + device_.caps().name +
+                          " is InfiniBand, and this transport's rdma_cm path needs a RoCE "
+                          "IPv4 address; use TAGWIRE_VERBS_CONNECT=exchange");
+      }
+      return Status::ok();
+    }
+    ibv_gid gid{};
+    if (ibv_query_gid(device_.context(), device_.caps().port, gid_index_, &gid) != 0) {
+      return verbs_error("ibv_query_gid", errno);
+    }
+    std::memcpy(&cm_ipv4_, gid.raw + 12, 4);  // ::ffff:a.b.c.d, network order
+    return Status::ok();
+  }
+
+  Status start_connection(std::size_t p) {
+    if (!connector_) {
+      return Status(ErrorCode::kInternal, "no QP for rank " + std::to_string(p));
+    }
+    return connector_->connect(static_cast<int>(p), peers_[p].cm)
+        .with_context("connecting to rank " + std::to_string(p));
+  }
+
+  unsigned poll_connections() {
+    std::vector<CmConnector::Connected> made;
+    std::vector<CmConnector::Failed> failed;
+    connector_->poll(&made, &failed);
+    for (auto& c : made) {
+      const auto p = static_cast<std::size_t>(c.peer);
+      qps_[p] = std::move(c.qp);
+      ++counters_.connections;
+      TW_DEBUG("verbs", "connected to rank " << p << " through rdma_cm");
+    }
+    for (auto& f : failed) {
+      const auto p = static_cast<std::size_t>(f.peer);
+      if (qps_[p]) continue;  // the peer's own attempt made it
+      TW_ERROR("verbs", f.why.to_string());
+      Peer& to = peers_[p];
+      to.failed = f.why;
+      if (!to.backlog.empty()) {
+        TW_ERROR("verbs", to.backlog.size() << " messages to rank " << p << " are lost");
+        to.backlog.clear();
+        --backlogged_peers_;
+      }
+    }
+    return static_cast<unsigned>(made.size() + failed.size());
+  }
+
+  // A READ or CAS needs the QP now (in practice it exists: the peer sent
+  // us the RTS or we sent it the message).
+  Status ensure_connected(std::size_t p) {
+    if (qps_[p]) return Status::ok();
+    TAGWIRE_RETURN_IF_ERROR(start_connection(p));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!qps_[p]) {
+      if (!peers_[p].failed.is_ok()) return peers_[p].failed;
+      poll_connections();
+      poll_completions();
+      if (std::chrono::steady_clock::now() > until) {
+        return Status(ErrorCode::kPeerFailed,
+                      "no connection to rank " + std::to_string(p) + " within 30 s");
+      }
+    }
+    return Status::ok();
   }
 
   void drain_channel() {
@@ -908,7 +1047,7 @@ class VerbsTransport final : public transport::Transport {
         }
         // A wake-up: the message is in the ring, polled next.
         if (p < qps_.size() && qps_[p]) {
-          Status s = post_wake_receive(p);
+          Status s = post_wake_receive(*qps_[p], p);
           if (!s.is_ok()) TW_WARN("verbs", s.to_string());
         }
         return;
@@ -961,7 +1100,10 @@ class VerbsTransport final : public transport::Transport {
   CompChannelPtr channel_;
   CqPtr cq_;
   std::vector<std::unique_ptr<RcQueuePair>> qps_;  // by peer; none for self
-  std::vector<Peer> peers_;                        // by peer
+  std::uint32_t cm_ipv4_ = 0;                      // rdma_cm: our address; 0: QP exchange
+  std::unique_ptr<CmConnector> connector_;
+  unsigned cm_tick_ = 0;
+  std::vector<Peer> peers_;  // by peer
   std::size_t ring_bytes_total_ = 0;
   AlignedBytes rings_, credit_words_, credit_out_, staging_;
   std::vector<std::uint64_t> atomic_pool_;

@@ -13,9 +13,12 @@
 // Rendezvous data moves by RDMA READ (registered for the read), and
 // compare-and-swap is the NIC's atomic.
 //
-// Not yet (issue 4): lazy connections and rdma_cm, a registration cache.
-// QPs for all peers are made at start-up, their numbers published in the
-// address.
+// Connections: on RoCE, through rdma_cm on first use (verbs/cm_connector.h;
+// a message to a peer not yet connected waits in the backlog meanwhile);
+// otherwise, or with TAGWIRE_VERBS_CONNECT=exchange, one QP per peer at
+// start-up, its number published in the address.
+//
+// Not yet (issue 4): a registration cache.
 #pragma once
 
 #include <memory>
@@ -37,6 +40,7 @@ struct VerbsOptions {
   // (WRITE with immediate) for every message, not only for cancel requests.
   bool wake_on_every_message = false;
   TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;  // TAGWIRE_TM
+  VerbsConnectChoice connect = VerbsConnectChoice::kAuto;     // TAGWIRE_VERBS_CONNECT
 };
 
 Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const VerbsOptions& options);

@@ -48,6 +48,7 @@ class NullRegistration final : public transport::Registration {
 class NullTransport final : public transport::Transport {
  public:
   std::string_view name() const override { return "null"; }
+  bool connects_on_first_use() const override { return false; }
   std::vector<std::uint8_t> address() const override { return {0x4e}; }
   Status set_peer_addresses(std::vector<std::vector<std::uint8_t>>) override {
     return Status::ok();

@@ -26,6 +26,7 @@ TEST(Config, ReadsEverySetting) {
                                         {"TAGWIRE_LOG_LEVEL", "debug"},
                                         {"TAGWIRE_TRANSPORT", "UCX"},
                                         {"TAGWIRE_TM", "off"},
+                                        {"TAGWIRE_VERBS_CONNECT", "exchange"},
                                         {"TAGWIRE_PROGRESS_THREAD", "yes"},
                                         {"TAGWIRE_CANCEL_AGENT", "no"},
                                         {"TAGWIRE_CANCEL_MODE", "onesided"},
@@ -36,12 +37,13 @@ TEST(Config, ReadsEverySetting) {
   EXPECT_EQ(config->log_level, log::Level::kDebug);
   EXPECT_EQ(config->transport, TransportChoice::kUcx);
   EXPECT_EQ(config->tag_matching, TagMatchingChoice::kOff);
+  EXPECT_EQ(config->verbs_connect, VerbsConnectChoice::kExchange);
   EXPECT_TRUE(config->progress_thread);
   EXPECT_FALSE(config->cancel_agent);
   EXPECT_EQ(config->cancel_mode, CancelMode::kOneSided);
   EXPECT_EQ(config->device, "rxe0");
   EXPECT_EQ(config->peer_timeout, std::chrono::milliseconds(1500));
-  EXPECT_EQ(Config::setting_names().size(), 9u);
+  EXPECT_EQ(Config::setting_names().size(), 10u);
 }
 
 struct BadCase {
@@ -73,6 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"TAGWIRE_TRANSPORT", "tcp", "one of auto ucx verbs"},
                       BadCase{"TAGWIRE_CANCEL_MODE", "remote", "one of agent onesided"},
                       BadCase{"TAGWIRE_TM", "maybe", "one of auto on off"},
+                      BadCase{"TAGWIRE_VERBS_CONNECT", "tcp", "one of auto cm exchange"},
                       BadCase{"TAGWIRE_PROGRESS_THREAD", "2", "one of 1 0"},
                       BadCase{"TAGWIRE_DEVICE", "", "device name"},
                       BadCase{"TAGWIRE_PEER_TIMEOUT", "0", "above zero"},

@@ -4,8 +4,10 @@
 // (verbs/eager_ring.h) must guarantee on the wire: every size intact and
 // in order, a sender out of credit waits and loses nothing, credits ride
 // on replies when traffic flows both ways, and only a kWake message raises
-// the sleeping receiver's event. Skips without a device (it runs in the
-// soft-RoCE VM: ci/rxe-tests).
+// the sleeping receiver's event. Every test runs with both ways of
+// connecting: rdma_cm on first use (both ranks asking at once, so that the
+// tie-break is exercised every time) and the QP exchange at start-up.
+// Skips without a device (it runs in the soft-RoCE VM: ci/rxe-tests).
 #include <gtest/gtest.h>
 #include <poll.h>
 
@@ -43,7 +45,7 @@ std::string payload_for(std::size_t n, std::size_t size) {
   return s;
 }
 
-class TransportPair : public ::testing::Test {
+class TransportPair : public ::testing::TestWithParam<VerbsConnectChoice> {
  protected:
   static constexpr std::size_t kMaxPayload = 8192;
 
@@ -57,6 +59,7 @@ class TransportPair : public ::testing::Test {
       o.rank = rank;
       o.size = 2;
       o.max_payload = kMaxPayload;
+      o.connect = GetParam();
       auto t = create_verbs_transport(o);
       ASSERT_TRUE(t.is_ok()) << t.status().to_string();
       side_[rank] = std::move(t).value();
@@ -64,6 +67,28 @@ class TransportPair : public ::testing::Test {
     }
     std::vector<std::vector<std::uint8_t>> addresses = {side_[0]->address(), side_[1]->address()};
     for (auto& t : side_) ASSERT_TRUE(t->set_peer_addresses(addresses).is_ok());
+    const bool lazy = GetParam() == VerbsConnectChoice::kCm;
+    for (auto& t : side_) {
+      EXPECT_EQ(t->connects_on_first_use(), lazy);
+      EXPECT_EQ(t->counters().connections, lazy ? 0u : 1u);
+    }
+    // Both ranks speak first, at once: under rdma_cm both start a
+    // connection and the tie-break leaves exactly one QP for the pair.
+    send(0, "hello", "from 0");
+    send(1, "hello", "from 1");
+    ASSERT_TRUE(progress_until([&] {
+      return inbox_[0].payloads.size() == 1 && inbox_[1].payloads.size() == 1;
+    })) << "the first messages did not arrive";
+    EXPECT_EQ(inbox_[1].payloads[0], "from 0");
+    EXPECT_EQ(inbox_[0].payloads[0], "from 1");
+    for (auto& t : side_) {
+      EXPECT_EQ(t->counters().connections, 1u);
+      EXPECT_EQ(t->counters().open_connections, 1u);
+    }
+    for (auto& in : inbox_) {
+      in.headers.clear();
+      in.payloads.clear();
+    }
   }
 
   void TearDown() override {
@@ -97,7 +122,7 @@ class TransportPair : public ::testing::Test {
   Inbox inbox_[2];
 };
 
-TEST_F(TransportPair, EverySizeArrivesIntactAndInOrder) {
+TEST_P(TransportPair, EverySizeArrivesIntactAndInOrder) {
   // Around the inline limit, the slot size, and empty on both parts.
   std::vector<std::size_t> sizes = {0,
                                     1,
@@ -135,7 +160,7 @@ TEST_F(TransportPair, EverySizeArrivesIntactAndInOrder) {
   EXPECT_TRUE(inbox_[0].payloads.empty());
 }
 
-TEST_F(TransportPair, ASenderWithoutCreditWaitsAndLosesNothing) {
+TEST_P(TransportPair, ASenderWithoutCreditWaitsAndLosesNothing) {
   // The receiver does not poll at all while 1,000 messages go out: only
   // the ring's worth can be written, the rest must wait at the sender.
   constexpr std::size_t kCount = 1000;
@@ -150,7 +175,7 @@ TEST_F(TransportPair, ASenderWithoutCreditWaitsAndLosesNothing) {
   EXPECT_GT(side_[1]->counters().credit_writes, 0u);
 }
 
-TEST_F(TransportPair, CreditRidesOnRepliesInAPingPong) {
+TEST_P(TransportPair, CreditRidesOnRepliesInAPingPong) {
   for (int i = 0; i < 2000; ++i) {
     const int from = i % 2;
     send(from, "ping", payload_for(static_cast<std::size_t>(i), 8));
@@ -163,7 +188,7 @@ TEST_F(TransportPair, CreditRidesOnRepliesInAPingPong) {
   EXPECT_EQ(side_[0]->counters().credit_waits, 0u);
 }
 
-TEST_F(TransportPair, OnlyAWakeMessageRaisesTheSleepingReceiversEvent) {
+TEST_P(TransportPair, OnlyAWakeMessageRaisesTheSleepingReceiversEvent) {
   auto armed = side_[1]->arm();
   ASSERT_TRUE(armed.is_ok());
   ASSERT_TRUE(*armed) << "nothing pending: arm() must allow sleeping";
@@ -188,7 +213,7 @@ TEST_F(TransportPair, OnlyAWakeMessageRaisesTheSleepingReceiversEvent) {
   EXPECT_EQ(side_[0]->counters().wake_writes, 1u);
 }
 
-TEST_F(TransportPair, MessagesToSelfNeverTouchTheNic) {
+TEST_P(TransportPair, MessagesToSelfNeverTouchTheNic) {
   auto r = side_[0]->send(0, bytes("self"), bytes("x"), {}, Delivery::kPolled);
   ASSERT_TRUE(r.is_ok());
   ASSERT_TRUE(progress_until([&] { return inbox_[0].payloads.size() == 1; }));
@@ -196,7 +221,7 @@ TEST_F(TransportPair, MessagesToSelfNeverTouchTheNic) {
   EXPECT_TRUE(inbox_[1].payloads.empty());
 }
 
-TEST_F(TransportPair, OversizeMessagesAndBadRanksAreRefused) {
+TEST_P(TransportPair, OversizeMessagesAndBadRanksAreRefused) {
   const std::string big(kMaxPayload + 1, 'x');
   auto r = side_[0]->send(1, bytes("h"), bytes(big), {}, Delivery::kPolled);
   ASSERT_FALSE(r.is_ok());
@@ -209,6 +234,12 @@ TEST_F(TransportPair, OversizeMessagesAndBadRanksAreRefused) {
   ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == 1; }));
   EXPECT_EQ(inbox_[1].headers[0], "ok");
 }
+
+INSTANTIATE_TEST_SUITE_P(BothWays, TransportPair,
+                         ::testing::Values(VerbsConnectChoice::kCm, VerbsConnectChoice::kExchange),
+                         [](const ::testing::TestParamInfo<VerbsConnectChoice>& p) {
+                           return p.param == VerbsConnectChoice::kCm ? "RdmaCm" : "Exchange";
+                         });
 
 }  // namespace
 }  // namespace tagwire::verbs
