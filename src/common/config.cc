@@ -120,6 +120,10 @@ const Setting kSettings[] = {
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.verbs_connect, parse_enum(n, t, kVerbsConnectNames));
      }},
+    {"TAGWIRE_RCACHE",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.registration_cache, parse_bool(n, t));
+     }},
     {"TAGWIRE_PROGRESS_THREAD",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.progress_thread, parse_bool(n, t));

@@ -47,6 +47,9 @@ struct Config {
   TransportChoice transport = TransportChoice::kAuto;
   TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;
   VerbsConnectChoice verbs_connect = VerbsConnectChoice::kAuto;
+  // Verbs: keep user buffers registered between operations, forgetting a
+  // registration when its memory is unmapped (TAGWIRE_RCACHE).
+  bool registration_cache = true;
   // Run a progress thread beside the application: it drives the transport
   // all the time (and serves cancels too).
   bool progress_thread = false;

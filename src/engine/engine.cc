@@ -48,6 +48,7 @@ Result<std::unique_ptr<transport::Transport>> create_transport(const Config& con
       options.max_payload = config.eager_threshold;
       options.tag_matching = config.tag_matching;
       options.connect = config.verbs_connect;
+      options.registration_cache = config.registration_cache;
       options.wake_on_every_message = config.progress_thread;
       return verbs::create_verbs_transport(options);
     }

@@ -82,6 +82,11 @@ struct TransportCounters {
   std::uint64_t credit_waits = 0;
   std::uint64_t credit_writes = 0;
   std::uint64_t wake_writes = 0;
+  // Registration cache (verbs): registrations reused, made, and dropped
+  // because their memory was unmapped or remapped.
+  std::uint64_t rcache_hits = 0;
+  std::uint64_t rcache_misses = 0;
+  std::uint64_t rcache_invalidated = 0;
 };
 
 class Transport {

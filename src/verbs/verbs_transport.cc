@@ -17,7 +17,9 @@
 #include "verbs/cm_connector.h"
 #include "verbs/device.h"
 #include "verbs/eager_ring.h"
+#include "verbs/memory_hooks.h"
 #include "verbs/rc_queue_pair.h"
+#include "verbs/registration_cache.h"
 #include "verbs/verbs_status.h"
 
 namespace tagwire::verbs {
@@ -88,6 +90,8 @@ constexpr std::uint16_t kConnectByCm = 2;            // QPs through rdma_cm, on 
 // In a credit word, above the consumed count: the writer is closing.
 constexpr std::uint64_t kClosingMark = std::uint64_t{1} << 63;
 
+// A registration of the engine's: its own MR, or an entry of the
+// registration cache held until it is destroyed.
 class VerbsRegistration final : public transport::Registration {
  public:
   VerbsRegistration(MrPtr mr, void* address, std::size_t length,
@@ -100,7 +104,19 @@ class VerbsRegistration final : public transport::Registration {
     ++counters_->registrations;
     counters_->registered_bytes += length_;
   }
+  VerbsRegistration(RegistrationCache* cache, RegistrationCache::Entry* entry, void* address,
+                    std::size_t length, transport::TransportCounters* counters)
+      : rkey_(RegistrationCache::rkey(entry)),
+        address_(address),
+        length_(length),
+        counters_(counters),
+        cache_(cache),
+        entry_(entry) {
+    ++counters_->registrations;
+    counters_->registered_bytes += length_;
+  }
   ~VerbsRegistration() override {
+    if (entry_ != nullptr) cache_->release(entry_);
     --counters_->registrations;
     counters_->registered_bytes -= length_;
   }
@@ -116,7 +132,23 @@ class VerbsRegistration final : public transport::Registration {
   void* address_;
   std::size_t length_;
   transport::TransportCounters* counters_;
+  RegistrationCache* cache_ = nullptr;
+  RegistrationCache::Entry* entry_ = nullptr;
 };
+
+// A cache entry's MR.
+class CachedMr final : public CachedRegion {
+ public:
+  explicit CachedMr(MrPtr mr) : mr_(std::move(mr)) {}
+  std::uint32_t lkey() const override { return mr_->lkey; }
+  std::uint32_t rkey() const override { return mr_->rkey; }
+
+ private:
+  MrPtr mr_;
+};
+
+// The cache's budget of registered bytes kept beyond those in use.
+constexpr std::size_t kCacheBytes = std::size_t{1} << 30;
 
 // Memory from aligned_alloc, zero-filled, freed with free().
 struct FreeDeleter {
@@ -190,6 +222,7 @@ class VerbsTransport final : public transport::Transport {
     }
     for (std::uint32_t i = 0; i < kSendSlots; ++i) free_send_.push_back(i);
     for (std::uint32_t i = 0; i < kAtomicSlots; ++i) free_atomic_.push_back(i);
+    if (options_.registration_cache) TAGWIRE_RETURN_IF_ERROR(start_cache());
 
     peers_.reserve(peers);
     for (std::size_t p = 0; p < peers; ++p) peers_.emplace_back(options_.ring_slots);
@@ -358,6 +391,13 @@ class VerbsTransport final : public transport::Transport {
     } else if (access == transport::RemoteAccess::kReadAndWrite) {
       flags |= IBV_ACCESS_REMOTE_WRITE;
     }
+    if (cache_ && access == transport::RemoteAccess::kRead) {
+      // A rendezvous send's buffer: the cache's (read-only to peers).
+      auto entry = cache_->acquire(address, length);
+      if (!entry) return entry.status();
+      return std::unique_ptr<transport::Registration>(
+          new VerbsRegistration(cache_.get(), *entry, address, length, &counters_));
+    }
     auto mr = verbs::register_memory(device_, address, std::max<std::size_t>(length, 1), flags);
     if (!mr) return mr.status();
     return std::unique_ptr<transport::Registration>(
@@ -422,7 +462,7 @@ class VerbsTransport final : public transport::Transport {
       free_atomic_.push_back(slot);
       return s;
     }
-    pending_.emplace(op, Pending{done, nullptr, old_value, slot});
+    pending_.emplace(op, Pending{done, nullptr, nullptr, old_value, slot});
     return transport::Issued::kPending;
   }
 
@@ -525,11 +565,23 @@ class VerbsTransport final : public transport::Transport {
     }
     qps_.clear();
     connector_.reset();  // its ids after the QPs: peers see a disconnect
+    if (cache_) {
+      const RegistrationCacheStats r = cache_->stats();
+      TW_INFO("verbs", "registration cache: " << r.hits << " hits, " << r.misses << " misses, "
+                                              << r.invalidated << " invalidated, " << r.evicted
+                                              << " evicted, " << r.entries << " entries left");
+    }
     return Status::ok();
   }
 
   transport::TransportCounters counters() const override {
     transport::TransportCounters c = counters_;
+    if (cache_) {
+      const RegistrationCacheStats r = cache_->stats();
+      c.rcache_hits = r.hits;
+      c.rcache_misses = r.misses;
+      c.rcache_invalidated = r.invalidated;
+    }
     c.open_connections = static_cast<std::uint64_t>(
         std::count_if(qps_.begin(), qps_.end(), [](const auto& qp) { return qp != nullptr; }));
     return c;
@@ -538,6 +590,11 @@ class VerbsTransport final : public transport::Transport {
   ~VerbsTransport() override {
     qps_.clear();  // before the CQ, the MRs and the PD they use
     connector_.reset();
+    if (cache_) {
+      remove_unmap_listener(cache_.get());  // no hook may reach it any more
+      pending_.clear();
+      cache_.reset();
+    }
     loopback_.reset();
     loopback_cq_.reset();
     pending_.clear();
@@ -548,7 +605,8 @@ class VerbsTransport final : public transport::Transport {
  private:
   struct Pending {
     transport::Completion done;
-    MrPtr local;  // a read's destination
+    MrPtr local;                       // a READ's destination or WRITE's source, uncached
+    RegistrationCache::Entry* cached;  // the same from the cache
     std::uint64_t* old_value;
     std::uint32_t atomic_slot;
   };
@@ -593,19 +651,32 @@ class VerbsTransport final : public transport::Transport {
     }
     TAGWIRE_RETURN_IF_ERROR(ensure_connected(static_cast<std::size_t>(peer)));
     while (rdma_in_flight_ >= kMaxRdma) poll_completions();
-    auto mr = verbs::register_memory(device_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
-    if (!mr) {
-      return mr.status().with_context(kind == WrKind::kRead ? "registering an RDMA READ destination"
-                                                            : "registering an RDMA WRITE source");
+    const char* what = kind == WrKind::kRead ? "registering an RDMA READ destination"
+                                             : "registering an RDMA WRITE source";
+    Pending pending{done, nullptr, nullptr, nullptr, 0};
+    std::uint32_t lkey = 0;
+    if (cache_) {
+      auto entry = cache_->acquire(local.data(), local.size());
+      if (!entry) return entry.status().with_context(what);
+      pending.cached = *entry;
+      lkey = RegistrationCache::lkey(*entry);
+    } else {
+      auto mr = verbs::register_memory(device_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
+      if (!mr) return mr.status().with_context(what);
+      pending.local = std::move(mr).value();
+      lkey = pending.local->lkey;
     }
     const std::uint64_t op = next_op_++;
-    const LocalBuffer buffer{local.data(), static_cast<std::uint32_t>(local.size()), (*mr)->lkey};
+    const LocalBuffer buffer{local.data(), static_cast<std::uint32_t>(local.size()), lkey};
     RcQueuePair& qp = *qps_[static_cast<std::size_t>(peer)];
     Status s = kind == WrKind::kRead
                    ? qp.post_read(wr_id(kind, op), buffer, remote_address, rkey)
                    : qp.post_write(wr_id(kind, op), buffer, remote_address, rkey, true);
-    if (!s.is_ok()) return s;
-    pending_.emplace(op, Pending{done, std::move(mr).value(), nullptr, 0});
+    if (!s.is_ok()) {
+      if (pending.cached != nullptr) cache_->release(pending.cached);
+      return s;
+    }
+    pending_.emplace(op, std::move(pending));
     ++rdma_in_flight_;
     return transport::Issued::kPending;
   }
@@ -907,6 +978,32 @@ class VerbsTransport final : public transport::Transport {
     return Status::ok();
   }
 
+  // ---- registration cache
+
+  Status start_cache() {
+    // Whatever glibc's malloc frees must stay mapped, or the hooks would
+    // miss it (memory_hooks.h).
+    keep_malloc_memory_mapped();
+    cache_ = std::make_unique<RegistrationCache>(
+        [this](std::uintptr_t start, std::size_t length) -> Result<std::unique_ptr<CachedRegion>> {
+          // READ destinations and rendezvous sources alike.
+          auto mr = verbs::register_memory(device_, reinterpret_cast<void*>(start), length,
+                                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+          if (!mr) return mr.status();
+          return std::unique_ptr<CachedRegion>(new CachedMr(std::move(mr).value()));
+        },
+        kCacheBytes);
+    if (!add_unmap_listener(
+            [](void* ctx, std::uintptr_t start, std::size_t length) {
+              static_cast<RegistrationCache*>(ctx)->invalidate(start, length);
+            },
+            cache_.get())) {
+      cache_.reset();
+      TW_WARN("verbs", "registration cache off: too many transports in this process");
+    }
+    return Status::ok();
+  }
+
   // ---- connections
 
   // The largest inline the device grants, up to what an 8-byte message
@@ -1087,6 +1184,7 @@ class VerbsTransport final : public transport::Transport {
           free_atomic_.push_back(pend.atomic_slot);
         }
         pend.local.reset();
+        if (pend.cached != nullptr) cache_->release(pend.cached);
         pend.done(s);
         return;
       }
@@ -1102,6 +1200,7 @@ class VerbsTransport final : public transport::Transport {
   std::vector<std::unique_ptr<RcQueuePair>> qps_;  // by peer; none for self
   std::uint32_t cm_ipv4_ = 0;                      // rdma_cm: our address; 0: QP exchange
   std::unique_ptr<CmConnector> connector_;
+  std::unique_ptr<RegistrationCache> cache_;  // null: TAGWIRE_RCACHE=off
   unsigned cm_tick_ = 0;
   std::vector<Peer> peers_;  // by peer
   std::size_t ring_bytes_total_ = 0;

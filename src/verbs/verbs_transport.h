@@ -18,7 +18,8 @@
 // otherwise, or with TAGWIRE_VERBS_CONNECT=exchange, one QP per peer at
 // start-up, its number published in the address.
 //
-// Not yet (issue 4): a registration cache.
+// User buffers (rendezvous sources, READ destinations) are registered
+// through a cache that memory hooks keep honest (registration_cache.h).
 #pragma once
 
 #include <memory>
@@ -39,6 +40,9 @@ struct VerbsOptions {
   // A progress thread sleeps on the event fd: peers then raise the event
   // (WRITE with immediate) for every message, not only for cancel requests.
   bool wake_on_every_message = false;
+  // Keep user buffers registered between operations (TAGWIRE_RCACHE;
+  // verbs/registration_cache.h, invalidated through verbs/memory_hooks.h).
+  bool registration_cache = true;
   TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;  // TAGWIRE_TM
   VerbsConnectChoice connect = VerbsConnectChoice::kAuto;     // TAGWIRE_VERBS_CONNECT
 };

@@ -27,6 +27,7 @@ TEST(Config, ReadsEverySetting) {
                                         {"TAGWIRE_TRANSPORT", "UCX"},
                                         {"TAGWIRE_TM", "off"},
                                         {"TAGWIRE_VERBS_CONNECT", "exchange"},
+                                        {"TAGWIRE_RCACHE", "off"},
                                         {"TAGWIRE_PROGRESS_THREAD", "yes"},
                                         {"TAGWIRE_CANCEL_AGENT", "no"},
                                         {"TAGWIRE_CANCEL_MODE", "onesided"},
@@ -38,12 +39,13 @@ TEST(Config, ReadsEverySetting) {
   EXPECT_EQ(config->transport, TransportChoice::kUcx);
   EXPECT_EQ(config->tag_matching, TagMatchingChoice::kOff);
   EXPECT_EQ(config->verbs_connect, VerbsConnectChoice::kExchange);
+  EXPECT_FALSE(config->registration_cache);
   EXPECT_TRUE(config->progress_thread);
   EXPECT_FALSE(config->cancel_agent);
   EXPECT_EQ(config->cancel_mode, CancelMode::kOneSided);
   EXPECT_EQ(config->device, "rxe0");
   EXPECT_EQ(config->peer_timeout, std::chrono::milliseconds(1500));
-  EXPECT_EQ(Config::setting_names().size(), 10u);
+  EXPECT_EQ(Config::setting_names().size(), 11u);
 }
 
 struct BadCase {

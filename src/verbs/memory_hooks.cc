@@ -1,0 +1,122 @@
+#include "verbs/memory_hooks.h"
+
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <climits>
+#include <cstdarg>
+#include <mutex>
+
+namespace tagwire::verbs {
+
+namespace {
+
+struct Listener {
+  UnmapListener fn = nullptr;
+  void* ctx = nullptr;
+};
+
+// Function-local statics: a hook may run before this file's globals are
+// constructed (a library's constructor unmapping something).
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::array<Listener, 4>& listeners() {
+  static std::array<Listener, 4> l;
+  return l;
+}
+std::atomic<int> g_listener_count{0};
+std::atomic<std::uint64_t> g_events{0};
+thread_local bool t_in_hook = false;
+
+void notify(const void* address, std::size_t length) {
+  // The common case, every munmap in the process: one atomic load.
+  if (g_listener_count.load(std::memory_order_acquire) == 0 || t_in_hook || length == 0) return;
+  t_in_hook = true;
+  g_events.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(registry_mutex());
+    for (const Listener& l : listeners()) {
+      if (l.fn != nullptr) l.fn(l.ctx, reinterpret_cast<std::uintptr_t>(address), length);
+    }
+  }
+  t_in_hook = false;
+}
+
+}  // namespace
+
+bool add_unmap_listener(UnmapListener fn, void* ctx) {
+  std::lock_guard lock(registry_mutex());
+  for (Listener& l : listeners()) {
+    if (l.fn == nullptr) {
+      l = {fn, ctx};
+      g_listener_count.fetch_add(1, std::memory_order_release);
+      return true;
+    }
+  }
+  return false;
+}
+
+void remove_unmap_listener(void* ctx) {
+  std::lock_guard lock(registry_mutex());
+  for (Listener& l : listeners()) {
+    if (l.fn != nullptr && l.ctx == ctx) {
+      l = {};
+      g_listener_count.fetch_sub(1, std::memory_order_release);
+    }
+  }
+}
+
+void keep_malloc_memory_mapped() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  });
+}
+
+std::uint64_t unmap_events_seen() {
+  return g_events.load(std::memory_order_relaxed);
+}
+
+}  // namespace tagwire::verbs
+
+// The hooks: same signatures as <sys/mman.h>; the system call itself is
+// made directly, so that nothing recurses into the hook.
+extern "C" {
+
+int munmap(void* address, size_t length) noexcept {
+  tagwire::verbs::notify(address, length);
+  return static_cast<int>(syscall(SYS_munmap, address, length));
+}
+
+void* mremap(void* old_address, size_t old_size, size_t new_size, int flags, ...) noexcept {
+  void* new_address = nullptr;
+  if ((flags & MREMAP_FIXED) != 0) {
+    va_list ap;
+    va_start(ap, flags);
+    new_address = va_arg(ap, void*);
+    va_end(ap);
+  }
+  // The old range moves or shrinks: its pages are no longer at those
+  // addresses (a fixed target loses what it had too).
+  tagwire::verbs::notify(old_address, old_size);
+  if (new_address != nullptr) tagwire::verbs::notify(new_address, new_size);
+  return reinterpret_cast<void*>(
+      syscall(SYS_mremap, old_address, old_size, new_size, flags, new_address));
+}
+
+int madvise(void* address, size_t length, int advice) noexcept {
+  // Advice that drops the pages: the next touch maps fresh ones.
+  if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE) {
+    tagwire::verbs::notify(address, length);
+  }
+  return static_cast<int>(syscall(SYS_madvise, address, length, advice));
+}
+
+}  // extern "C"

@@ -1,0 +1,39 @@
+// Memory hooks: the registration cache must forget a registration before
+// the pages behind its addresses can change, or a later RDMA would move
+// the old pages' bytes (silent corruption). The NIC pinned the pages at
+// registration; the virtual range can still be unmapped, remapped, or
+// emptied (MADV_DONTNEED) and then refilled with new pages.
+//
+// This library defines munmap, mremap and madvise itself (the dynamic
+// linker finds them before libc's, as Open MPI's and MVAPICH's memory hooks
+// do), tells the listeners which range is going, and makes the system call.
+// What calls libc directly without the PLT cannot be seen: glibc's own
+// malloc returning memory (free of an mmapped chunk, heap trimming). So the
+// transport also asks glibc's malloc to keep what it has mapped
+// (keep_malloc_memory_mapped: no mmapped chunks, no trimming), which is
+// what an MPI library with a registration cache does. Still unseen: raw
+// syscall(SYS_munmap) and malloc_trim(3) called by the application.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tagwire::verbs {
+
+// Called with the range [start, start + length) before it changes; from
+// any thread, so the listener locks what it needs (and must not unmap).
+using UnmapListener = void (*)(void* ctx, std::uintptr_t start, std::size_t length);
+
+// At most a few listeners (one per live verbs transport).
+bool add_unmap_listener(UnmapListener fn, void* ctx);
+// Returns once no call to the listener is running any more.
+void remove_unmap_listener(void* ctx);
+
+// mallopt: no mmapped chunks and no trimming, so that free() never hands
+// pages back to the kernel behind the hooks. Once per process.
+void keep_malloc_memory_mapped();
+
+// How many unmap events the hooks have seen (tests).
+std::uint64_t unmap_events_seen();
+
+}  // namespace tagwire::verbs

@@ -1,0 +1,211 @@
+// The registration cache's bookkeeping with a counting stand-in for
+// ibv_reg_mr, and the memory hooks with real munmap / mremap / madvise:
+// runs on any machine. (The cache on a device, with real rendezvous from
+// freed and remapped buffers, is tests/mpi/rcache.c in the soft-RoCE VM.)
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "verbs/memory_hooks.h"
+#include "verbs/registration_cache.h"
+
+namespace tagwire::verbs {
+namespace {
+
+struct Ledger {
+  int registered = 0;
+  int deregistered = 0;
+  std::set<std::uint32_t> live;
+  std::uint32_t next_key = 1;
+};
+
+class FakeRegion final : public CachedRegion {
+ public:
+  FakeRegion(Ledger* l, std::uint32_t key) : ledger_(l), key_(key) { l->live.insert(key); }
+  ~FakeRegion() override {
+    ++ledger_->deregistered;
+    ledger_->live.erase(key_);
+  }
+  std::uint32_t lkey() const override { return key_; }
+  std::uint32_t rkey() const override { return key_ + 1000; }
+
+ private:
+  Ledger* ledger_;
+  std::uint32_t key_;
+};
+
+RegistrationCache make_cache(Ledger* l, std::size_t max_bytes = std::size_t{1} << 30) {
+  return RegistrationCache(
+      [l](std::uintptr_t start, std::size_t length) -> Result<std::unique_ptr<CachedRegion>> {
+        EXPECT_EQ(start % 4096, 0u);
+        EXPECT_EQ(length % 4096, 0u);
+        ++l->registered;
+        return std::unique_ptr<CachedRegion>(new FakeRegion(l, l->next_key++));
+      },
+      max_bytes);
+}
+
+const void* at(std::uintptr_t a) {
+  return reinterpret_cast<const void*>(a);
+}
+
+TEST(RegistrationCache, ASecondUseOfTheSameBufferIsAHit) {
+  Ledger l;
+  auto cache = make_cache(&l);
+  auto a = cache.acquire(at(0x10000), 10000);
+  ASSERT_TRUE(a.is_ok());
+  const std::uint32_t key = RegistrationCache::lkey(*a);
+  cache.release(*a);
+  auto b = cache.acquire(at(0x10000), 10000);
+  ASSERT_TRUE(b.is_ok());
+  EXPECT_EQ(RegistrationCache::lkey(*b), key);
+  // A range inside the registered pages is a hit too.
+  auto c = cache.acquire(at(0x10100), 100);
+  ASSERT_TRUE(c.is_ok());
+  EXPECT_EQ(RegistrationCache::lkey(*c), key);
+  cache.release(*b);
+  cache.release(*c);
+  EXPECT_EQ(l.registered, 1);
+  EXPECT_EQ(cache.stats().hits, 2u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+  // A range reaching past the registration is not.
+  auto d = cache.acquire(at(0x10000), 5 * 4096);
+  ASSERT_TRUE(d.is_ok());
+  EXPECT_NE(RegistrationCache::lkey(*d), key);
+  cache.release(*d);
+  EXPECT_EQ(l.registered, 2);
+}
+
+TEST(RegistrationCache, InvalidatedMemoryIsRegisteredAfresh) {
+  Ledger l;
+  auto cache = make_cache(&l);
+  auto a = cache.acquire(at(0x20000), 8192);
+  const std::uint32_t key = RegistrationCache::lkey(*a);
+  cache.release(*a);
+  cache.invalidate(0x21000, 4096);  // the second page goes
+  EXPECT_EQ(l.deregistered, 0) << "deregistered on the engine's thread, not in the hook";
+  auto b = cache.acquire(at(0x20000), 100);  // the first page: still the old entry? No: it is gone
+  ASSERT_TRUE(b.is_ok());
+  EXPECT_NE(RegistrationCache::lkey(*b), key);
+  EXPECT_EQ(l.deregistered, 1);
+  EXPECT_EQ(l.live.count(key), 0u);
+  cache.release(*b);
+  EXPECT_EQ(cache.stats().invalidated, 1u);
+  // A range that does not overlap leaves entries alone.
+  cache.invalidate(0x30000, 4096);
+  auto c = cache.acquire(at(0x20000), 100);
+  EXPECT_EQ(RegistrationCache::lkey(*c), RegistrationCache::lkey(*b));
+  cache.release(*c);
+}
+
+TEST(RegistrationCache, AnEntryInUseIsDeregisteredOnlyWhenReleased) {
+  Ledger l;
+  auto cache = make_cache(&l);
+  auto a = cache.acquire(at(0x40000), 4096);
+  cache.invalidate(0x40000, 4096);
+  auto b = cache.acquire(at(0x50000), 4096);  // collects: but `a` is in use
+  EXPECT_EQ(l.deregistered, 0);
+  EXPECT_EQ(RegistrationCache::lkey(*a), 1u) << "the key stays usable while in use";
+  cache.release(*a);
+  EXPECT_EQ(l.deregistered, 1);
+  cache.release(*b);
+  EXPECT_EQ(cache.stats().entries, 1u);
+}
+
+TEST(RegistrationCache, TheBudgetEvictsTheLeastRecentlyUsedUnusedEntries) {
+  Ledger l;
+  auto cache = make_cache(&l, 3 * 4096);
+  std::vector<RegistrationCache::Entry*> held;
+  for (std::uintptr_t i = 0; i < 3; ++i) {
+    auto e = cache.acquire(at(0x100000 + i * 0x10000), 4096);
+    cache.release(*e);
+  }
+  // Touch the first again: the second is now the oldest.
+  cache.release(*cache.acquire(at(0x100000), 10));
+  auto in_use = cache.acquire(at(0x200000), 4096);  // over budget by one page
+  EXPECT_EQ(cache.stats().evicted, 1u);
+  EXPECT_EQ(cache.stats().bytes, 3u * 4096);
+  const int before = l.registered;
+  cache.release(*cache.acquire(at(0x100000), 10));  // kept
+  cache.release(*cache.acquire(at(0x120000), 10));  // kept
+  EXPECT_EQ(l.registered, before);
+  cache.release(*cache.acquire(at(0x110000), 10));  // evicted: registered again
+  EXPECT_EQ(l.registered, before + 1);
+  cache.release(*in_use);
+}
+
+TEST(RegistrationCache, AFailedRegistrationIsReturnedAndNotCached) {
+  int calls = 0;
+  RegistrationCache cache(
+      [&calls](std::uintptr_t, std::size_t) -> Result<std::unique_ptr<CachedRegion>> {
+        ++calls;
+        return Status(ErrorCode::kTransport, "ibv_reg_mr: Bad address");
+      },
+      1 << 20);
+  auto a = cache.acquire(at(0x1000), 10);
+  ASSERT_FALSE(a.is_ok());
+  EXPECT_EQ(a.status().code(), ErrorCode::kTransport);
+  EXPECT_FALSE(cache.acquire(at(0x1000), 10).is_ok());
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(cache.stats().entries, 0u);
+}
+
+// The hooks themselves: this binary links the library's munmap, mremap and
+// madvise, so these calls go through them.
+struct Seen {
+  std::vector<std::pair<std::uintptr_t, std::size_t>> ranges;
+};
+void record(void* ctx, std::uintptr_t start, std::size_t length) {
+  static_cast<Seen*>(ctx)->ranges.emplace_back(start, length);
+}
+
+TEST(MemoryHooks, UnmapRemapAndDontneedAreSeenBeforeTheyHappen) {
+  Seen seen;
+  ASSERT_TRUE(add_unmap_listener(&record, &seen));
+  const std::size_t page = 4096;
+  void* a = mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(a, MAP_FAILED);
+  const auto base = reinterpret_cast<std::uintptr_t>(a);
+  ASSERT_EQ(madvise(static_cast<char*>(a) + page, page, MADV_DONTNEED), 0);
+  ASSERT_EQ(madvise(a, page, MADV_WILLNEED), 0);  // keeps the pages: not reported
+  void* b = mremap(a, 4 * page, 2 * page, 0);     // shrinks in place
+  ASSERT_EQ(b, a);
+  ASSERT_EQ(munmap(b, 2 * page), 0);
+  remove_unmap_listener(&seen);
+  void* c = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_EQ(munmap(c, page), 0);  // no listener: not recorded
+  ASSERT_EQ(seen.ranges.size(), 3u);
+  EXPECT_EQ(seen.ranges[0], std::make_pair(base + page, page));
+  EXPECT_EQ(seen.ranges[1], std::make_pair(base, 4 * page));
+  EXPECT_EQ(seen.ranges[2], std::make_pair(base, 2 * page));
+}
+
+TEST(MemoryHooks, TheCacheForgetsMemoryThatWasUnmapped) {
+  Ledger l;
+  auto cache = make_cache(&l);
+  ASSERT_TRUE(add_unmap_listener(
+      [](void* ctx, std::uintptr_t s, std::size_t n) {
+        static_cast<RegistrationCache*>(ctx)->invalidate(s, n);
+      },
+      &cache));
+  const std::size_t len = 1 << 20;
+  void* a = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(a, MAP_FAILED);
+  cache.release(*cache.acquire(a, len));
+  ASSERT_EQ(munmap(a, len), 0);
+  // The same addresses, new pages: must be registered again.
+  void* b = mmap(a, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  ASSERT_EQ(b, a);
+  cache.release(*cache.acquire(b, len));
+  EXPECT_EQ(l.registered, 2);
+  EXPECT_EQ(cache.stats().invalidated, 1u);
+  ASSERT_EQ(munmap(b, len), 0);
+  remove_unmap_listener(&cache);
+}
+
+}  // namespace
+}  // namespace tagwire::verbs
