@@ -27,17 +27,9 @@
 
 #include "common/status.h"
 #include "verbs/rc_queue_pair.h"
+#include "verbs/verbs_handles.h"
 
 namespace tagwire::verbs {
-
-struct EventChannelDeleter {
-  void operator()(rdma_event_channel* c) const { rdma_destroy_event_channel(c); }
-};
-using EventChannelPtr = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
-struct CmIdDeleter {
-  void operator()(rdma_cm_id* id) const { rdma_destroy_id(id); }
-};
-using CmIdPtr = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 
 // Where a rank listens: IPv4 address and port, both in network byte order.
 struct CmEndpoint {

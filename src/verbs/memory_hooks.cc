@@ -11,6 +11,10 @@
 #include <cstdarg>
 #include <mutex>
 
+#ifdef TAGWIRE_HAVE_UCM
+#include <ucm/api/ucm.h>
+#endif
+
 namespace tagwire::verbs {
 
 namespace {
@@ -48,12 +52,28 @@ void notify(const void* address, std::size_t length) {
   t_in_hook = false;
 }
 
+#ifdef TAGWIRE_HAVE_UCM
+// UCX's memory hooks (libucm) report every unmapping, glibc malloc's own
+// included (it replaces the allocator's hooks where it must); UCX's own
+// registration cache depends on them, and ours rides on the same events
+// rather than competing with them for munmap.
+void on_ucm_event(ucm_event_type_t, ucm_event_t* event, void*) {
+  notify(event->vm_unmapped.address, event->vm_unmapped.size);
+}
+#endif
+
 }  // namespace
 
 bool add_unmap_listener(UnmapListener fn, void* ctx) {
   std::lock_guard lock(registry_mutex());
   for (Listener& l : listeners()) {
     if (l.fn == nullptr) {
+#ifdef TAGWIRE_HAVE_UCM
+      if (g_listener_count.load() == 0 &&
+          ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, &on_ucm_event, nullptr) != UCS_OK) {
+        return false;
+      }
+#endif
       l = {fn, ctx};
       g_listener_count.fetch_add(1, std::memory_order_release);
       return true;
@@ -68,16 +88,23 @@ void remove_unmap_listener(void* ctx) {
     if (l.fn != nullptr && l.ctx == ctx) {
       l = {};
       g_listener_count.fetch_sub(1, std::memory_order_release);
+#ifdef TAGWIRE_HAVE_UCM
+      if (g_listener_count.load() == 0) {
+        ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &on_ucm_event, nullptr);
+      }
+#endif
     }
   }
 }
 
 void keep_malloc_memory_mapped() {
+#ifndef TAGWIRE_HAVE_UCM  // libucm sees malloc's own unmapping
   static std::once_flag once;
   std::call_once(once, [] {
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
   });
+#endif
 }
 
 std::uint64_t unmap_events_seen() {
@@ -86,8 +113,11 @@ std::uint64_t unmap_events_seen() {
 
 }  // namespace tagwire::verbs
 
-// The hooks: same signatures as <sys/mman.h>; the system call itself is
-// made directly, so that nothing recurses into the hook.
+// Without libucm, the hooks are ours: same signatures as <sys/mman.h>; the
+// system call itself is made directly, so that nothing recurses into the
+// hook. (With libucm they must not exist: UCX's hooks would find ours as
+// "the original" in some objects and not in others.)
+#ifndef TAGWIRE_HAVE_UCM
 extern "C" {
 
 int munmap(void* address, size_t length) noexcept {
@@ -120,3 +150,4 @@ int madvise(void* address, size_t length, int advice) noexcept {
 }
 
 }  // extern "C"
+#endif  // TAGWIRE_HAVE_UCM

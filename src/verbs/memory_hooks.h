@@ -4,15 +4,20 @@
 // registration; the virtual range can still be unmapped, remapped, or
 // emptied (MADV_DONTNEED) and then refilled with new pages.
 //
-// This library defines munmap, mremap and madvise itself (the dynamic
-// linker finds them before libc's, as Open MPI's and MVAPICH's memory hooks
-// do), tells the listeners which range is going, and makes the system call.
-// What calls libc directly without the PLT cannot be seen: glibc's own
-// malloc returning memory (free of an mmapped chunk, heap trimming). So the
-// transport also asks glibc's malloc to keep what it has mapped
-// (keep_malloc_memory_mapped: no mmapped chunks, no trimming), which is
-// what an MPI library with a registration cache does. Still unseen: raw
-// syscall(SYS_munmap) and malloc_trim(3) called by the application.
+// Where UCX is installed (the usual case; libucm is part of it), the events
+// come from UCX's memory hooks (ucm_set_event_handler, UCM_EVENT_VM_UNMAPPED):
+// they patch munmap, mremap, madvise, shmdt and brk in every loaded object
+// and, where glibc's malloc unmaps internally, install malloc hooks of their
+// own; UCX's registration cache rests on the same events.
+//
+// Without libucm, this library defines munmap, mremap and madvise itself
+// (the dynamic linker finds them before libc's), tells the listeners which
+// range is going, and makes the system call. What calls libc without the
+// PLT cannot be seen then: glibc's own malloc returning memory (free of an
+// mmapped chunk, heap trimming), so keep_malloc_memory_mapped() asks glibc
+// to keep what it maps (no mmapped chunks, no trimming), as MPI libraries
+// with a registration cache do. Still unseen there: raw syscall(SYS_munmap)
+// and malloc_trim(3).
 #pragma once
 
 #include <cstddef>

@@ -43,7 +43,7 @@ Result<RegistrationCache::Entry*> RegistrationCache::acquire(const void* address
   for (int k = 0; k < kLookBack && it != by_start_.begin(); ++k) {
     --it;
     Entry* e = it->second.get();
-    if (e->end >= last) {
+    if (e->valid && e->end >= last) {
       ++e->users;
       lru_.splice(lru_.begin(), lru_, e->lru);
       ++stats_.hits;
@@ -73,7 +73,7 @@ Result<RegistrationCache::Entry*> RegistrationCache::acquire(const void* address
 void RegistrationCache::release(Entry* entry) {
   std::lock_guard lock(mutex_);
   --entry->users;
-  if (!entry->valid) collect_locked();
+  if (!entry->valid || marked_) collect_locked();
 }
 
 std::uint32_t RegistrationCache::lkey(const Entry* entry) {
@@ -85,16 +85,22 @@ std::uint32_t RegistrationCache::rkey(const Entry* entry) {
 
 void RegistrationCache::invalidate(std::uintptr_t start, std::size_t length) {
   const std::uintptr_t end = start + length;
+  // Called from inside memory hooks: no allocation, no deregistration, only
+  // marks (the next acquire or release removes what is marked). The mutex
+  // is recursive: an allocation inside acquire() may unmap and land here.
   std::lock_guard lock(mutex_);
-  // Every entry that starts before `end` and ends after `start`.
-  std::vector<Entry*> hit;
   for (auto it = by_start_.begin(); it != by_start_.end() && it->first < end; ++it) {
-    if (it->second->end > start) hit.push_back(it->second.get());
+    Entry* e = it->second.get();
+    if (e->valid && e->end > start) {
+      e->valid = false;
+      marked_ = true;
+      ++stats_.invalidated;
+    }
   }
-  for (Entry* e : hit) drop_locked(e, false);
 }
 
 void RegistrationCache::drop_locked(Entry* e, bool for_budget) {
+  if (for_budget) ++stats_.evicted;
   e->valid = false;
   lru_.erase(e->lru);
   auto range = by_start_.equal_range(e->start);
@@ -105,12 +111,19 @@ void RegistrationCache::drop_locked(Entry* e, bool for_budget) {
       break;
     }
   }
-  ++(for_budget ? stats_.evicted : stats_.invalidated);
 }
 
 // Deregisters dead entries nobody uses any more (on the caller's thread:
 // acquire and release come from the engine, never from a hook).
 void RegistrationCache::collect_locked() {
+  if (marked_) {
+    marked_ = false;
+    std::vector<Entry*> marked;
+    for (auto& [start, e] : by_start_) {
+      if (!e->valid) marked.push_back(e.get());
+    }
+    for (Entry* e : marked) drop_locked(e, false);
+  }
   if (dead_.empty()) return;
   auto keep =
       std::partition(dead_.begin(), dead_.end(), [](const auto& e) { return e->users > 0; });
@@ -127,7 +140,7 @@ void RegistrationCache::enforce_budget_locked() {
   std::vector<Entry*> victims;
   std::size_t bytes = stats_.bytes;
   for (auto it = lru_.rbegin(); it != lru_.rend() && bytes > max_bytes_; ++it) {
-    if ((*it)->users > 0) continue;
+    if ((*it)->users > 0 || !(*it)->valid) continue;
     victims.push_back(*it);
     bytes -= (*it)->end - (*it)->start;
   }

@@ -9,11 +9,11 @@
 //
 // Correctness rests on invalidation: invalidate() is called (from the
 // memory hooks, any thread) before a range is unmapped, remapped or
-// emptied, and no entry overlapping it is handed out again. An entry in use
-// at that moment is deregistered when its last user releases it; the rest
-// on the next acquire (deregistering inside a hook would call into verbs
-// from arbitrary threads). Least recently used unused entries go when the
-// cache passes its byte budget.
+// emptied, and no entry overlapping it is handed out again. It only marks
+// (a hook must not allocate, and deregistering would call into verbs from
+// arbitrary threads); an entry in use is deregistered when its last user
+// releases it, the rest on the next acquire or release. Least recently used unused entries go when
+// the cache passes its byte budget.
 //
 // The registering itself is a callback, so that the bookkeeping is tested
 // without a device.
@@ -81,8 +81,9 @@ class RegistrationCache {
   Register register_;
   std::size_t max_bytes_;
   std::size_t page_;
-  mutable std::mutex mutex_;
-  // Valid entries by start address; several may overlap.
+  mutable std::recursive_mutex mutex_;
+  bool marked_ = false;  // invalidate() marked entries that are still in by_start_
+  // Entries by start address (several may overlap), marked ones included.
   std::multimap<std::uintptr_t, std::unique_ptr<Entry>> by_start_;
   std::list<Entry*> lru_;                     // valid entries, most recently used first
   std::vector<std::unique_ptr<Entry>> dead_;  // invalid, awaiting release / deregistration

@@ -1,9 +1,11 @@
-// RAII owners for verbs objects: each is released with the matching
-// ibv_* call, in the one place that knows how. Destruction order is the
-// owner's job (QPs before CQs before the PD before the context).
+// RAII owners for verbs and rdma_cm objects: each is released with the
+// matching ibv_* / rdma_* call, in the one place that knows how.
+// Destruction order is the owner's job (QPs before CQs before the PD before
+// the context; cm ids before their event channel).
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 
 #include <memory>
 
@@ -54,5 +56,15 @@ struct MrDeleter {
   void operator()(ibv_mr* m) const { ibv_dereg_mr(m); }
 };
 using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
+
+struct EventChannelDeleter {
+  void operator()(rdma_event_channel* c) const { rdma_destroy_event_channel(c); }
+};
+using EventChannelPtr = std::unique_ptr<rdma_event_channel, EventChannelDeleter>;
+
+struct CmIdDeleter {
+  void operator()(rdma_cm_id* id) const { rdma_destroy_id(id); }
+};
+using CmIdPtr = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 
 }  // namespace tagwire::verbs
