@@ -120,6 +120,12 @@ std::uint64_t unmap_events_seen() {
 #ifndef TAGWIRE_HAVE_UCM
 extern "C" {
 
+void* mmap(void* address, size_t length, int prot, int flags, int fd, off_t offset) noexcept {
+  // MAP_FIXED replaces whatever was mapped there.
+  if ((flags & MAP_FIXED) != 0) tagwire::verbs::notify(address, length);
+  return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, prot, flags, fd, offset));
+}
+
 int munmap(void* address, size_t length) noexcept {
   tagwire::verbs::notify(address, length);
   return static_cast<int>(syscall(SYS_munmap, address, length));

@@ -10,7 +10,8 @@
 // and, where glibc's malloc unmaps internally, install malloc hooks of their
 // own; UCX's registration cache rests on the same events.
 //
-// Without libucm, this library defines munmap, mremap and madvise itself
+// Without libucm, this library defines mmap (MAP_FIXED replaces pages),
+// munmap, mremap and madvise itself
 // (the dynamic linker finds them before libc's), tells the listeners which
 // range is going, and makes the system call. What calls libc without the
 // PLT cannot be seen then: glibc's own malloc returning memory (free of an

@@ -508,8 +508,10 @@ class VerbsTransport final : public transport::Transport {
     }
     unsigned n = deliver_self();
     // rdma_cm events cost a system call to look for: every time while
-    // connections are being made, else now and then (a peer's request).
-    if (connector_ && (connector_->busy() || (++cm_tick_ & 63) == 0)) n += poll_connections();
+    // connections are being made, else one poll in 1024 (a peer's request
+    // waits that long for an application that polls; arm() looks too,
+    // for a helper thread about to sleep).
+    if (connector_ && (connector_->busy() || (++cm_tick_ & 1023) == 0)) n += poll_connections();
     n += poll_completions();
     n += poll_rings();
     if (backlogged_peers_ > 0) n += send_backlogs();
@@ -525,6 +527,7 @@ class VerbsTransport final : public transport::Transport {
     // neither does an eager WRITE without immediate, so the rings are
     // looked at too.
     if (poll_completions() != 0) return false;
+    if (connector_ && poll_connections() != 0) return false;
     return !rings_have_messages();
   }
   int event_fd() const override { return channel_->fd; }
