@@ -68,8 +68,9 @@ class Registration {
 };
 
 struct TransportCounters {
-  std::uint64_t connections = 0;       // endpoints created (lazily)
-  std::uint64_t open_connections = 0;  // endpoints / QPs that exist now
+  std::uint64_t connections = 0;           // endpoints created (lazily)
+  std::uint64_t connections_accepted = 0;  // of which a peer asked for (verbs rdma_cm)
+  std::uint64_t open_connections = 0;      // endpoints / QPs that exist now
   std::uint64_t messages_sent = 0;
   std::uint64_t messages_received = 0;
   std::uint64_t bytes_read = 0;

@@ -231,7 +231,7 @@ Status CmConnector::handle(rdma_cm_event& event, std::vector<Connected>* connect
     const auto p = static_cast<std::size_t>(a->peer);
     if (connected_.size() <= p) connected_.resize(p + 1, false);
     connected_[p] = true;
-    connected->push_back({a->peer, std::move(a->qp)});
+    connected->push_back({a->peer, std::move(a->qp), !a->active});
     finished_.push_back(std::move(a->id));
     a->dropped = true;
     a->id.reset();

@@ -46,6 +46,7 @@ class CmConnector {
   struct Connected {
     int peer = -1;
     std::unique_ptr<RcQueuePair> qp;
+    bool accepted = false;  // the peer asked
   };
   struct Failed {
     int peer = -1;

@@ -1068,6 +1068,7 @@ class VerbsTransport final : public transport::Transport {
       const auto p = static_cast<std::size_t>(c.peer);
       qps_[p] = std::move(c.qp);
       ++counters_.connections;
+      if (c.accepted) ++counters_.connections_accepted;
       TW_DEBUG("verbs", "connected to rank " << p << " through rdma_cm");
     }
     for (auto& f : failed) {
