@@ -91,11 +91,6 @@ CmConnector::~CmConnector() {
   listener_.reset();
 }
 
-bool CmConnector::connecting(int peer) const {
-  return std::any_of(attempts_.begin(), attempts_.end(),
-                     [peer](const auto& a) { return a->peer == peer && !a->dropped; });
-}
-
 CmConnector::Attempt* CmConnector::find(rdma_cm_id* id) {
   for (auto& a : attempts_) {
     if (a->id.get() == id) return a.get();

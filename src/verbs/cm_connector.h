@@ -57,15 +57,12 @@ class CmConnector {
   ~CmConnector();
 
   CmEndpoint endpoint() const { return local_; }
-  int fd() const { return channel_->fd; }
 
   // Starts connecting to `peer`; nothing if an attempt (either way) is
   // under way or the pair is connected.
   Status connect(int peer, CmEndpoint at);
   // Handles pending events: connections made and attempts given up.
   void poll(std::vector<Connected>* connected, std::vector<Failed>* failed);
-  // An attempt with `peer`, either way, is under way.
-  bool connecting(int peer) const;
   bool busy() const { return !attempts_.empty(); }
 
  private:

@@ -97,7 +97,6 @@ class CreditWindow {
   // older than one already seen, or ahead of what was sent, are ignored:
   // piggy-backed acks and the credit word can arrive in either order.
   void on_ack(std::uint32_t consumed);
-  std::uint64_t sent() const { return sent_; }
   std::uint64_t unconsumed() const { return sent_ - acked_; }
 
  private:
@@ -119,7 +118,6 @@ class CreditReturn {
     return consumed_;
   }
   bool write_due() const { return consumed_ - told_ >= threshold_; }
-  std::uint32_t consumed() const { return consumed_; }
 
  private:
   std::uint32_t threshold_;

@@ -35,14 +35,12 @@ std::array<Listener, 4>& listeners() {
   return l;
 }
 std::atomic<int> g_listener_count{0};
-std::atomic<std::uint64_t> g_events{0};
 thread_local bool t_in_hook = false;
 
 void notify(const void* address, std::size_t length) {
   // The common case, every munmap in the process: one atomic load.
   if (g_listener_count.load(std::memory_order_acquire) == 0 || t_in_hook || length == 0) return;
   t_in_hook = true;
-  g_events.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(registry_mutex());
     for (const Listener& l : listeners()) {
@@ -105,10 +103,6 @@ void keep_malloc_memory_mapped() {
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
   });
 #endif
-}
-
-std::uint64_t unmap_events_seen() {
-  return g_events.load(std::memory_order_relaxed);
 }
 
 }  // namespace tagwire::verbs

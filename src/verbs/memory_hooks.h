@@ -39,7 +39,4 @@ void remove_unmap_listener(void* ctx);
 // pages back to the kernel behind the hooks. Once per process.
 void keep_malloc_memory_mapped();
 
-// How many unmap events the hooks have seen (tests).
-std::uint64_t unmap_events_seen();
-
 }  // namespace tagwire::verbs

@@ -188,8 +188,8 @@ class VerbsTransport final : public transport::Transport {
     // Rings (one per sender) and credit words (one per receiver) are
     // written by peers; staging slots, CAS results and outgoing credit
     // counts only by this NIC.
-    ring_bytes_total_ = layout_.ring_bytes() * peers;
-    rings_ = aligned_zeroed(ring_bytes_total_);
+    const std::size_t ring_bytes = layout_.ring_bytes() * peers;
+    rings_ = aligned_zeroed(ring_bytes);
     credit_words_ = aligned_zeroed(peers * 8);
     credit_out_ = aligned_zeroed(peers * 8);
     staging_ = aligned_zeroed(std::size_t{layout_.slot_size} * kSendSlots);
@@ -207,7 +207,7 @@ class VerbsTransport final : public transport::Transport {
       const char* what;
     };
     const Region regions[] = {
-        {&ring_mr_, rings_.get(), ring_bytes_total_, kPeerWrites, "eager rings"},
+        {&ring_mr_, rings_.get(), ring_bytes, kPeerWrites, "eager rings"},
         {&credit_mr_, credit_words_.get(), peers * 8, kPeerWrites, "credit words"},
         {&credit_out_mr_, credit_out_.get(), peers * 8, kLocal, "outgoing credit counts"},
         {&staging_mr_, staging_.get(), std::size_t{layout_.slot_size} * kSendSlots, kLocal,
@@ -1207,7 +1207,6 @@ class VerbsTransport final : public transport::Transport {
   std::unique_ptr<RegistrationCache> cache_;  // null: TAGWIRE_RCACHE=off
   unsigned cm_tick_ = 0;
   std::vector<Peer> peers_;  // by peer
-  std::size_t ring_bytes_total_ = 0;
   AlignedBytes rings_, credit_words_, credit_out_, staging_;
   std::vector<std::uint64_t> atomic_pool_;
   MrPtr ring_mr_, credit_mr_, credit_out_mr_, staging_mr_, atomic_mr_;
