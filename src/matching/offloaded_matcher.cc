@@ -50,7 +50,7 @@ void OffloadedMatcher::post_del(Entry& entry) {
 }
 
 PostResult OffloadedMatcher::post_receive(const ReceivePattern& pattern,
-                                          std::uint64_t receive_cookie) {
+                                          std::uint64_t receive_cookie, bool nic_may_hold) {
   PostResult result = software_.post_receive(pattern, receive_cookie);
   if (result.matched) {
     ++counters_.matched_by_software;
@@ -62,7 +62,9 @@ PostResult OffloadedMatcher::post_receive(const ReceivePattern& pattern,
   const std::uint64_t id = result.handle.sequence;
   auto encoded = encode_nic_pattern(pattern);
   bool offload = false;
-  if (!encoded) {
+  if (!nic_may_hold) {
+    ++counters_.kept_by_caller;
+  } else if (!encoded) {
     ++counters_.kept_unencodable;
   } else if (entries_.size() >= capacity_) {
     ++counters_.kept_full;
@@ -121,6 +123,11 @@ ArrivalResult OffloadedMatcher::on_unexpected(const IncomingMessage& message, bo
     software_only_.erase(id);
   }
   return result;
+}
+
+void OffloadedMatcher::on_unmatchable(bool sync_requested) {
+  ++handled_;
+  sync_requested_ = sync_requested_ || sync_requested;
 }
 
 Result<OffloadedMatcher::NicMatch> OffloadedMatcher::on_nic_match(std::uint64_t id) {

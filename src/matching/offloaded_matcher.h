@@ -60,6 +60,7 @@ struct NicMatchingCounters {
   std::uint64_t syncs = 0;               // TAG_SYNCs posted
   std::uint64_t kept_full = 0;           // stayed in software: the NIC held all it may
   std::uint64_t kept_unencodable = 0;    // stayed in software: a field did not fit the tag
+  std::uint64_t kept_by_caller = 0;      // stayed in software: the caller said so (small buffer)
   std::uint64_t kept_for_order = 0;      // stayed in software: rule 1
   std::uint64_t add_rejected = 0;        // the NIC refused a TAG_ADD; software took over
   std::uint64_t cancel_lost_to_nic = 0;  // a receive cancel the NIC's match beat
@@ -71,7 +72,11 @@ class OffloadedMatcher {
   explicit OffloadedMatcher(std::uint32_t nic_capacity) : capacity_(nic_capacity) {}
 
   // ---- What the application asks (same meaning as Matcher's).
-  PostResult post_receive(const ReceivePattern& pattern, std::uint64_t receive_cookie);
+  // `nic_may_hold` false keeps the receive in software whatever else holds
+  // (the verbs layer: a buffer too small for the rendezvous header the NIC
+  // would leave in it when it hands a rendezvous back to software).
+  PostResult post_receive(const ReceivePattern& pattern, std::uint64_t receive_cookie,
+                          bool nic_may_hold = true);
   std::optional<IncomingMessage> probe(const ReceivePattern& pattern) const {
     return software_.probe(pattern);
   }
@@ -90,6 +95,10 @@ class OffloadedMatcher {
   // ---- What the NIC reports, one call per tag-matching completion.
   // A tagged message the NIC did not match landed in an SRQ buffer.
   ArrivalResult on_unexpected(const IncomingMessage& message, bool sync_requested);
+  // The NIC counted a message as unexpected that software cannot match (a
+  // rendezvous FIN, a message without a valid TMH): counted, never queued,
+  // so that no probe or receive ever sees it.
+  void on_unmatchable(bool sync_requested);
 
   // The NIC consumed `entry` (IBV_WC_TM_RECV with IBV_WC_TM_MATCH, or
   // IBV_WC_TM_RNDV_INCOMPLETE): that receive is matched, final.

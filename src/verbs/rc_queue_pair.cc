@@ -24,11 +24,12 @@ Result<RcQueuePair> RcQueuePair::create(const Device& device, ibv_cq* send_cq, i
   return create_from(device, init);
 }
 
-Result<RcQueuePair> RcQueuePair::create_on_srq(const Device& device, ibv_cq* cq, ibv_srq* srq,
+Result<RcQueuePair> RcQueuePair::create_on_srq(const Device& device, ibv_cq* send_cq,
+                                               ibv_cq* recv_cq, ibv_srq* srq,
                                                std::uint32_t send_depth) {
   ibv_qp_init_attr init{};
-  init.send_cq = cq;
-  init.recv_cq = cq;
+  init.send_cq = send_cq;
+  init.recv_cq = recv_cq;
   init.srq = srq;
   init.qp_type = IBV_QPT_RC;
   init.cap.max_send_wr = send_depth;

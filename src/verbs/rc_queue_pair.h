@@ -45,7 +45,11 @@ class RcQueuePair {
   // A QP whose receives come from `srq` (a tag-matching SRQ: `send_depth`
   // 0, since such a QP gives up its send queue).
   static Result<RcQueuePair> create_on_srq(const Device& device, ibv_cq* cq, ibv_srq* srq,
-                                           std::uint32_t send_depth);
+                                           std::uint32_t send_depth) {
+    return create_on_srq(device, cq, cq, srq, send_depth);
+  }
+  static Result<RcQueuePair> create_on_srq(const Device& device, ibv_cq* send_cq, ibv_cq* recv_cq,
+                                           ibv_srq* srq, std::uint32_t send_depth);
 
   QpAddress address(int gid_index) const;
   // INIT -> RTR -> RTS towards `remote`, with the device's active MTU.

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "matching/nic_tag.h"
 #include "verbs/tm_header.h"
@@ -33,7 +34,7 @@ Result<std::unique_ptr<TagMatchingReceiver>> TagMatchingReceiver::create(
 
   ibv_cq_init_attr_ex cq_attr{};
   cq_attr.cqe = options.buffers * 2 + r->options_.nic_entries * 4 + 64;
-  cq_attr.wc_flags = IBV_WC_EX_WITH_BYTE_LEN;
+  cq_attr.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM;
   if (options.hardware) cq_attr.wc_flags |= IBV_WC_EX_WITH_TM_INFO;
   r->cq_.reset(ibv_create_cq_ex(device.context(), &cq_attr));
   if (!r->cq_) return verbs_error("ibv_create_cq_ex", errno);
@@ -137,8 +138,11 @@ Result<TagMatchingReceiver::ReceiveId> TagMatchingReceiver::post_receive(
     receives_.emplace_back();
   }
   Receive& r = receives_[id];
-  r = Receive{into, cookie, true, pattern, {}};
-  matching::PostResult posted = matcher_.post_receive(pattern, id);
+  r = Receive{into, cookie, true, false, pattern, {}, {}};
+  // Where the NIC hands a rendezvous back to software it leaves the RVH in
+  // the receive's buffer: one too small for it stays in software.
+  matching::PostResult posted =
+      matcher_.post_receive(pattern, id, into.length >= kRendezvousHeaderBytes);
   if (posted.matched) {
     deliver_stored(id, posted.message, done);
     return id;
@@ -167,42 +171,81 @@ Status TagMatchingReceiver::cancel(ReceiveId id, std::vector<Completed>* done) {
   return post_ops();
 }
 
+bool TagMatchingReceiver::cancel_unexpected(matching::ContextId context, matching::Rank source,
+                                            std::uint32_t sender_request) {
+  auto taken = matcher_.cancel_unexpected(context, source, sender_request);
+  if (!taken) return false;
+  stored_.erase(taken->cookie);
+  return true;
+}
+
 void TagMatchingReceiver::deliver_stored(ReceiveId id, const IncomingMessage& message,
                                          std::vector<Completed>* done) {
-  const LocalBuffer buffer = receives_[id].buffer;
   auto node = stored_.extract(message.cookie);
-  Completed& c = finish(id, done);
-  c.envelope = message.envelope;
-  if (!node.empty()) {
-    const Stored& s = node.mapped();
-    c.sender_request = s.sender_request;
-    const std::size_t n = std::min<std::size_t>(s.payload.size(), buffer.length);
-    c.truncated = s.payload.size() > buffer.length;
-    if (n > 0) std::memcpy(buffer.address, s.payload.data(), n);
-    c.length = static_cast<std::uint32_t>(n);
+  Receive& r = receives_[id];
+  r.result.envelope = message.envelope;
+  if (node.empty()) {
+    finish(id, done).error = {ErrorCode::kInternal, "a matched message's data is missing"};
+    return;
   }
+  const Stored& s = node.mapped();
+  r.result.sender_request = s.sender_request;
+  r.result.qp_num = s.qp_num;
+  if (s.rendezvous) {
+    begin_read(id, s.rendezvous_header, done);
+    return;
+  }
+  const LocalBuffer buffer = r.buffer;
+  const std::size_t n = std::min<std::size_t>(s.payload.size(), buffer.length);
+  if (n > 0) std::memcpy(buffer.address, s.payload.data(), n);
+  Completed& c = finish(id, done);
+  c.truncated = s.payload.size() > buffer.length;
+  c.length = static_cast<std::uint32_t>(n);
+}
+
+void TagMatchingReceiver::begin_read(ReceiveId id, const RendezvousHeader& header,
+                                     std::vector<Completed>* done) {
+  Receive& r = receives_[id];
+  const std::uint32_t n = std::min(header.length, r.buffer.length);
+  r.result.rendezvous = true;
+  r.result.truncated = header.length > r.buffer.length;
+  r.result.length = n;
+  if (n == 0) {
+    finish(id, done);
+    return;
+  }
+  if (sink_ == nullptr) {
+    finish(id, done).error = {ErrorCode::kTransport,
+                              "a rendezvous reached software but nothing can read it (no sink)"};
+    return;
+  }
+  r.reading = true;
+  ++software_reads_;
+  Status s = sink_->start_read(r.result.qp_num, {r.buffer.address, n, r.buffer.lkey}, header, id);
+  if (!s) finish(id, done).error = s.with_context("rendezvous read");
+}
+
+Status TagMatchingReceiver::read_done(ReceiveId id, const Status& status,
+                                      std::vector<Completed>* done) {
+  if (id >= receives_.size() || !receives_[id].active || !receives_[id].reading) {
+    return {ErrorCode::kInternal,
+            "read_done for receive " + std::to_string(id) + ", which is not reading"};
+  }
+  Completed& c = finish(id, done);
+  if (!status) c.error = status;
+  return Status::ok();
 }
 
 TagMatchingReceiver::Completed& TagMatchingReceiver::finish(ReceiveId id,
                                                             std::vector<Completed>* done) {
   Receive& r = receives_[id];
   r.active = false;
+  r.reading = false;
   free_receives_.push_back(id);
-  Completed& c = done->emplace_back();
+  Completed& c = done->emplace_back(std::exchange(r.result, Completed{}));
   c.id = id;
   c.cookie = r.cookie;
   return c;
-}
-
-TagMatchingReceiver::Completed& TagMatchingReceiver::finish_by_nic(ReceiveId id,
-                                                                   const TmCompletion& c,
-                                                                   std::vector<Completed>* done) {
-  Completed& out = finish(id, done);
-  out.by_nic = true;
-  out.envelope = matching::decode_nic_tag(c.tag);
-  out.length = c.byte_len;
-  forget_entry(c.wr_id);
-  return out;
 }
 
 void TagMatchingReceiver::forget_entry(std::uint64_t entry) {
@@ -210,26 +253,65 @@ void TagMatchingReceiver::forget_entry(std::uint64_t entry) {
   entry_handle_.erase(entry);
 }
 
-Status TagMatchingReceiver::on_unexpected(const TmCompletion& c, bool sync_requested,
-                                          std::vector<Completed>* done) {
+Status TagMatchingReceiver::on_buffer(const TmCompletion& c, bool counted, bool sync_requested,
+                                      std::vector<Completed>* done) {
   const auto index = static_cast<std::uint32_t>(c.wr_id);
+  if (index >= options_.buffers) {
+    return {ErrorCode::kInternal, "a completion names SRQ buffer " + std::to_string(index)};
+  }
   std::span<const std::uint8_t> bytes(pool_.data() + std::size_t{index} * options_.buffer_bytes,
                                       std::min<std::size_t>(c.byte_len, options_.buffer_bytes));
   auto tmh = decode_tm_header(bytes);
-  if (!tmh || tmh->op != IBV_TMH_EAGER) {
+  Status result = Status::ok();
+  if (!tmh) {
     // Counted (the NIC counts it too) but not matchable: say so loudly.
-    matcher_.on_unexpected({matching::Envelope{0, 0, 0}, 0, 0, 0}, sync_requested);
-    (void)post_buffer(index);
-    return {ErrorCode::kTransport,
-            tmh ? "rendezvous request reached software: not supported by this receiver"
-                : "a message on the tag-matching SRQ has no valid TMH"};
+    if (counted) matcher_.on_unmatchable(sync_requested);
+    result = {ErrorCode::kTransport, "a message on the tag-matching SRQ has no valid TMH"};
+  } else {
+    switch (tmh->op) {
+      case IBV_TMH_NO_TAG:
+        ++untagged_;
+        if (counted) matcher_.on_unmatchable(sync_requested);
+        if (sink_ != nullptr) sink_->on_control(c.qp_num, bytes.subspan(kTmHeaderBytes));
+        break;
+      case IBV_TMH_FIN:
+        if (counted) matcher_.on_unmatchable(sync_requested);
+        if (sink_ != nullptr) sink_->on_fin(c.qp_num, tmh->app_context);
+        break;
+      case IBV_TMH_EAGER:
+      case IBV_TMH_RNDV:
+        result = on_tagged(*tmh, bytes.subspan(kTmHeaderBytes), c, sync_requested, done);
+        break;
+    }
+  }
+  // Everything needed is copied out (or handed to the sink) by now.
+  if (Status s = post_buffer(index); !s) return s;
+  return result;
+}
+
+Status TagMatchingReceiver::on_tagged(const TmHeader& tmh, std::span<const std::uint8_t> body,
+                                      const TmCompletion& c, bool sync_requested,
+                                      std::vector<Completed>* done) {
+  Stored s;
+  s.sender_request = tmh.app_context;
+  s.qp_num = c.qp_num;
+  std::size_t length = 0;
+  if (tmh.op == IBV_TMH_RNDV) {
+    auto rvh = decode_rendezvous_header(body);
+    if (!rvh) {
+      matcher_.on_unmatchable(sync_requested);
+      return {ErrorCode::kTransport, "a rendezvous request without its RVH"};
+    }
+    s.rendezvous = true;
+    s.rendezvous_header = *rvh;
+    length = rvh->length;
+  } else {
+    s.payload.assign(body.begin(), body.end());
+    length = s.payload.size();
   }
   const std::uint64_t cookie = next_cookie_++;
-  Stored& s = stored_[cookie];
-  s.payload.assign(bytes.begin() + kTmHeaderBytes, bytes.end());
-  s.sender_request = tmh->app_context;
-  if (Status st = post_buffer(index); !st) return st;
-  IncomingMessage m{matching::decode_nic_tag(tmh->tag), tmh->app_context, s.payload.size(), cookie};
+  stored_.emplace(cookie, std::move(s));
+  IncomingMessage m{matching::decode_nic_tag(tmh.tag), tmh.app_context, length, cookie};
   matching::ArrivalResult a = matcher_.on_unexpected(m, sync_requested);
   if (a.matched) deliver_stored(static_cast<ReceiveId>(a.receive_cookie), m, done);
   return Status::ok();
@@ -257,30 +339,52 @@ Status TagMatchingReceiver::handle(const TmCompletion& c, std::vector<Completed>
     case TmEventKind::kRendezvousInSoftware: {
       auto match = matcher_.on_nic_match(c.wr_id);
       if (!match) return match.status();
-      auto id = static_cast<ReceiveId>(match->receive_cookie);
-      if (e.kind == TmEventKind::kRendezvousInSoftware) {
-        return {ErrorCode::kTransport,
-                "the NIC left a rendezvous read to software: not supported by this receiver"};
+      const auto id = static_cast<ReceiveId>(match->receive_cookie);
+      Receive& r = receives_[id];
+      r.result.by_nic = true;
+      r.result.envelope = matching::decode_nic_tag(c.tag);
+      r.result.sender_request = c.app_context;
+      r.result.qp_num = c.qp_num;
+      if (e.kind == TmEventKind::kMatched) {
+        forget_entry(c.wr_id);
+        finish(id, done).length = c.byte_len;
+        return Status::ok();
       }
-      // A rendezvous the NIC is reading completes at kDataArrived, which
-      // finds it through entry_receive_.
-      if (e.kind == TmEventKind::kMatchedDataFollows) return Status::ok();
-      finish_by_nic(id, c, done).sender_request = c.app_context;
+      if (e.kind == TmEventKind::kMatchedDataFollows) {
+        // The NIC reads; kDataArrived finds the receive by its entry.
+        r.reading = true;
+        r.result.rendezvous = true;
+        r.result.read_by_nic = true;
+        return Status::ok();
+      }
+      // IBV_WC_TM_RNDV_INCOMPLETE: matched, but the read is software's.
+      // Our reading of the contract: the RVH is in the receive's buffer
+      // (never seen on hardware; post_receive keeps smaller ones out).
+      forget_entry(c.wr_id);
+      auto rvh = decode_rendezvous_header(
+          {static_cast<const std::uint8_t*>(r.buffer.address), r.buffer.length});
+      if (!rvh) {
+        finish(id, done).error = {ErrorCode::kTransport,
+                                  "the NIC handed back a rendezvous without its RVH"};
+        return Status::ok();
+      }
+      begin_read(id, *rvh, done);
       return Status::ok();
     }
     case TmEventKind::kDataArrived: {
       auto it = entry_receive_.find(c.wr_id);
-      if (it == entry_receive_.end()) {
+      if (it == entry_receive_.end() || !receives_[it->second].reading) {
         return {ErrorCode::kInternal, "rendezvous data for an unknown NIC entry"};
       }
-      finish_by_nic(it->second, c, done);
+      const ReceiveId id = it->second;
+      forget_entry(c.wr_id);
+      finish(id, done).length = c.byte_len;
       return Status::ok();
     }
     case TmEventKind::kUnexpected:
-      return on_unexpected(c, e.sync_requested, done);
+      return on_buffer(c, true, e.sync_requested, done);
     case TmEventKind::kUntagged:
-      ++untagged_;
-      return post_buffer(static_cast<std::uint32_t>(c.wr_id));
+      return on_buffer(c, false, e.sync_requested, done);
     case TmEventKind::kFailed:
       break;
   }
@@ -290,6 +394,22 @@ Status TagMatchingReceiver::handle(const TmCompletion& c, std::vector<Completed>
 }
 
 Status TagMatchingReceiver::progress(std::vector<Completed>* done) {
+  unsigned polled = 0;
+  return poll(done, &polled);
+}
+
+Status TagMatchingReceiver::drain(std::vector<Completed>* done) {
+  // Bounded: a peer that keeps sending cannot hold a cancel here forever;
+  // what arrives after the first empty poll came after the question.
+  for (int i = 0; i < 1024; ++i) {
+    unsigned polled = 0;
+    if (Status s = poll(done, &polled); !s) return s;
+    if (polled == 0) return Status::ok();
+  }
+  return Status::ok();
+}
+
+Status TagMatchingReceiver::poll(std::vector<Completed>* done, unsigned* polled) {
   // One completion per start/end batch: the documented contract lets a
   // batch run until ibv_next_poll() says ENOENT and then wants
   // ibv_end_poll(), but rxe's provider (rdma-core 44) already closes the
@@ -309,6 +429,7 @@ Status TagMatchingReceiver::progress(std::vector<Completed>* done) {
     c.opcode = ibv_wc_read_opcode(cq_.get());
     c.flags = static_cast<unsigned>(ibv_wc_read_wc_flags(cq_.get()));
     c.byte_len = ibv_wc_read_byte_len(cq_.get());
+    c.qp_num = ibv_wc_read_qp_num(cq_.get());
     if (options_.hardware) {
       ibv_wc_tm_info info{};
       ibv_wc_read_tm_info(cq_.get(), &info);
@@ -318,6 +439,7 @@ Status TagMatchingReceiver::progress(std::vector<Completed>* done) {
     ibv_end_poll(cq_.get());
     batch.push_back(c);
   }
+  *polled = static_cast<unsigned>(batch.size());
   Status first = Status::ok();
   for (const TmCompletion& c : batch) {
     if (Status s = handle(c, done); !s && first) first = s;

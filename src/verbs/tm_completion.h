@@ -30,7 +30,8 @@ struct TmCompletion {
   ibv_wc_opcode opcode = IBV_WC_RECV;
   unsigned flags = 0;
   std::uint32_t byte_len = 0;
-  std::uint64_t tag = 0;  // from the TMH, where the NIC reports it
+  std::uint32_t qp_num = 0;  // the local QP the message arrived on
+  std::uint64_t tag = 0;     // from the TMH, where the NIC reports it
   std::uint32_t app_context = 0;
 };
 

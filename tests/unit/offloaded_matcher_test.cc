@@ -421,6 +421,44 @@ TEST_P(Offload, UnencodableReceiveStaysInSoftware) {
   EXPECT_EQ(rig.matcher.nic_entries(), 0u);
 }
 
+// The verbs layer keeps a receive whose buffer cannot hold a rendezvous
+// header out of the NIC; rule 1 then keeps later overlapping ones out too.
+TEST_P(Offload, ReceiveTheCallerKeepsInSoftwareKeepsOverlappingLaterOnesOut) {
+  Rig rig(8, GetParam());
+  PostResult small = rig.matcher.post_receive({1, 2, 3}, 100, /*nic_may_hold=*/false);
+  ASSERT_FALSE(small.matched);
+  rig.submit();
+  rig.post({1, kAnySource, 3});  // could take what the first one takes
+  rig.post({1, 2, 4});           // could not
+  rig.drain();
+  EXPECT_EQ(rig.matcher.counters().kept_by_caller, 1u);
+  EXPECT_EQ(rig.matcher.counters().kept_for_order, 1u);
+  EXPECT_EQ(rig.matcher.counters().offloaded, 1u);
+  EXPECT_EQ(rig.nic.entries(), 1u);
+}
+
+// A message the NIC counted as unexpected but software cannot match (a
+// rendezvous FIN, a broken TMH) is counted, so the NIC's and software's
+// counts agree and later ADDs are usable; and no probe ever sees it.
+TEST_P(Offload, UnmatchableArrivalIsCountedButNeverQueued) {
+  Rig rig(8, GetParam());
+  ASSERT_EQ(rig.nic.arrive({*encode_nic_tag({0, 0, 0}), 0}), 0u);
+  ASSERT_EQ(rig.nic.cq.size(), 1u);
+  ContractNic::Completion c = rig.nic.cq.front();
+  rig.nic.cq.pop_front();
+  ASSERT_EQ(c.kind, Kind::kUnexpected);
+  rig.matcher.on_unmatchable(c.sync_requested);
+  rig.end_batch();
+  rig.drain();
+  EXPECT_EQ(rig.matcher.unexpected_handled(), rig.nic.unexpected());
+  EXPECT_EQ(rig.matcher.unexpected_count(), 0u);
+  EXPECT_FALSE(rig.matcher.probe({0, kAnySource, kAnyTag}).has_value());
+  rig.post({0, 0, 0});
+  rig.drain();
+  EXPECT_EQ(rig.nic.entries(), 1u);
+  EXPECT_TRUE(rig.nic.all_usable()) << "an ADD after the unmatchable message must be usable";
+}
+
 TEST_P(Offload, CancelOfAHeldReceiveDeletesItFromTheNic) {
   Rig rig(8, GetParam());
   auto r = rig.post({1, 2, 3});
