@@ -1,7 +1,6 @@
 #include "verbs/tag_matching_receiver.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -23,105 +22,58 @@ Result<std::unique_ptr<TagMatchingReceiver>> TagMatchingReceiver::create(
     return Status{ErrorCode::kConfig,
                   "device " + caps.name + " has no tag matching (no IBV_TM_CAP_RC)"};
   }
+  TagMatchingOptions granted = options;
+  granted.nic_entries = options.hardware ? std::min(options.nic_entries, caps.tm_max_tags) : 0;
+  auto srq = create_verbs_tm_srq(device, granted.hardware, granted.buffers, granted.nic_entries);
+  if (!srq) return srq.status();
   std::unique_ptr<TagMatchingReceiver> r(new TagMatchingReceiver());
-  r->options_ = options;
-  if (options.hardware) {
-    r->options_.nic_entries = std::min(options.nic_entries, caps.tm_max_tags);
-  } else {
-    r->options_.nic_entries = 0;
-  }
-  r->matcher_ = matching::OffloadedMatcher(r->options_.nic_entries);
-
-  ibv_cq_init_attr_ex cq_attr{};
-  cq_attr.cqe = options.buffers * 2 + r->options_.nic_entries * 4 + 64;
-  cq_attr.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM;
-  if (options.hardware) cq_attr.wc_flags |= IBV_WC_EX_WITH_TM_INFO;
-  r->cq_.reset(ibv_create_cq_ex(device.context(), &cq_attr));
-  if (!r->cq_) return verbs_error("ibv_create_cq_ex", errno);
-
-  ibv_srq_init_attr_ex srq_attr{};
-  srq_attr.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
-  srq_attr.srq_type = IBV_SRQT_BASIC;
-  srq_attr.pd = device.pd();
-  srq_attr.attr.max_wr = options.buffers;
-  srq_attr.attr.max_sge = 1;
-  if (options.hardware) {
-    srq_attr.comp_mask |= IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
-    srq_attr.srq_type = IBV_SRQT_TM;
-    srq_attr.cq = r->cq();
-    srq_attr.tm_cap.max_num_tags = r->options_.nic_entries;
-    srq_attr.tm_cap.max_ops = r->options_.nic_entries * 2 + 16;
-  }
-  r->srq_.reset(ibv_create_srq_ex(device.context(), &srq_attr));
-  if (!r->srq_) {
-    return verbs_error(options.hardware ? "ibv_create_srq_ex(IBV_SRQT_TM)" : "ibv_create_srq_ex",
-                       errno);
-  }
-
   r->pool_.assign(std::size_t{options.buffers} * options.buffer_bytes, 0);
   auto mr = register_memory(device, r->pool_.data(), r->pool_.size(), IBV_ACCESS_LOCAL_WRITE);
   if (!mr) return mr.status();
   r->pool_mr_ = std::move(mr).value();
-  for (std::uint32_t i = 0; i < options.buffers; ++i) {
-    if (Status s = r->post_buffer(i); !s) return s;
-  }
+  TAGWIRE_RETURN_IF_ERROR(r->start(granted, std::move(srq).value(), r->pool_mr_->lkey));
   return r;
 }
 
+Result<std::unique_ptr<TagMatchingReceiver>> TagMatchingReceiver::create_with(
+    const TagMatchingOptions& options, std::unique_ptr<TmSrq> srq) {
+  std::unique_ptr<TagMatchingReceiver> r(new TagMatchingReceiver());
+  r->pool_.assign(std::size_t{options.buffers} * options.buffer_bytes, 0);
+  TagMatchingOptions granted = options;
+  if (!options.hardware) granted.nic_entries = 0;
+  TAGWIRE_RETURN_IF_ERROR(r->start(granted, std::move(srq), 0));
+  return r;
+}
+
+Status TagMatchingReceiver::start(const TagMatchingOptions& options, std::unique_ptr<TmSrq> srq,
+                                  std::uint32_t pool_lkey) {
+  options_ = options;
+  matcher_ = matching::OffloadedMatcher(options.nic_entries);
+  srq_ = std::move(srq);
+  pool_lkey_ = pool_lkey;
+  for (std::uint32_t i = 0; i < options.buffers; ++i) TAGWIRE_RETURN_IF_ERROR(post_buffer(i));
+  return Status::ok();
+}
+
 TagMatchingReceiver::~TagMatchingReceiver() {
-  // The SRQ goes before its CQ and the memory its buffers name.
+  // The SRQ goes before the memory its buffers name.
   srq_.reset();
-  cq_.reset();
 }
 
 Status TagMatchingReceiver::post_buffer(std::uint32_t index) {
-  ibv_sge sge{
-      reinterpret_cast<std::uint64_t>(pool_.data()) + std::uint64_t{index} * options_.buffer_bytes,
-      options_.buffer_bytes, pool_mr_->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = index;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_srq_recv(srq_.get(), &wr, &bad); rc != 0) {
-    return verbs_error("ibv_post_srq_recv", rc);
-  }
-  return Status::ok();
+  return srq_->post_buffer(index, {pool_.data() + std::size_t{index} * options_.buffer_bytes,
+                                   options_.buffer_bytes, pool_lkey_});
 }
 
 Status TagMatchingReceiver::post_ops() {
   for (const NicOp& op : matcher_.take_ops()) {
-    ibv_ops_wr wr{};
-    ibv_sge sge{};
-    wr.wr_id = op.entry;
-    wr.flags = IBV_OPS_SIGNALED | IBV_OPS_TM_SYNC;
-    wr.tm.unexpected_cnt = op.unexpected_count;
-    switch (op.kind) {
-      case NicOp::Kind::kAdd: {
-        const Receive& r = receives_[entry_receive_.at(op.entry)];
-        sge = ibv_sge{reinterpret_cast<std::uint64_t>(r.buffer.address), r.buffer.length,
-                      r.buffer.lkey};
-        wr.opcode = IBV_WR_TAG_ADD;
-        wr.tm.add.recv_wr_id = op.entry;
-        wr.tm.add.sg_list = &sge;
-        wr.tm.add.num_sge = 1;
-        wr.tm.add.tag = op.pattern.tag;
-        wr.tm.add.mask = op.pattern.mask;
-        break;
-      }
-      case NicOp::Kind::kDel:
-        wr.opcode = IBV_WR_TAG_DEL;
-        wr.tm.handle = entry_handle_.at(op.entry);
-        break;
-      case NicOp::Kind::kSync:
-        wr.opcode = IBV_WR_TAG_SYNC;
-        break;
-    }
-    ibv_ops_wr* bad = nullptr;
-    if (int rc = ibv_post_srq_ops(srq_.get(), &wr, &bad); rc != 0) {
-      return verbs_error("ibv_post_srq_ops", rc);
-    }
-    if (op.kind == NicOp::Kind::kAdd) entry_handle_[op.entry] = wr.tm.handle;
+    LocalBuffer add_buffer{nullptr, 0, 0};
+    std::uint32_t del_handle = 0;
+    if (op.kind == NicOp::Kind::kAdd) add_buffer = receives_[entry_receive_.at(op.entry)].buffer;
+    if (op.kind == NicOp::Kind::kDel) del_handle = entry_handle_.at(op.entry);
+    auto handle = srq_->post_op(op, add_buffer, del_handle);
+    if (!handle) return handle.status();
+    if (op.kind == NicOp::Kind::kAdd) entry_handle_[op.entry] = *handle;
   }
   return Status::ok();
 }
@@ -410,35 +362,8 @@ Status TagMatchingReceiver::drain(std::vector<Completed>* done) {
 }
 
 Status TagMatchingReceiver::poll(std::vector<Completed>* done, unsigned* polled) {
-  // One completion per start/end batch: the documented contract lets a
-  // batch run until ibv_next_poll() says ENOENT and then wants
-  // ibv_end_poll(), but rxe's provider (rdma-core 44) already closes the
-  // batch inside that failing ibv_next_poll(), so the end_poll moves the
-  // consumer index past the producer and the CQ -- and every QP on it --
-  // goes to the error state. Seen on rxe0 in the VM; a single-entry batch
-  // is correct under both readings.
   std::vector<TmCompletion> batch;
-  for (int i = 0; i < 64; ++i) {
-    ibv_poll_cq_attr attr{};
-    const int rc = ibv_start_poll(cq_.get(), &attr);
-    if (rc == ENOENT) break;
-    if (rc != 0) return verbs_error("ibv_start_poll", rc);
-    TmCompletion c;
-    c.wr_id = cq_->wr_id;
-    c.status = cq_->status;
-    c.opcode = ibv_wc_read_opcode(cq_.get());
-    c.flags = static_cast<unsigned>(ibv_wc_read_wc_flags(cq_.get()));
-    c.byte_len = ibv_wc_read_byte_len(cq_.get());
-    c.qp_num = ibv_wc_read_qp_num(cq_.get());
-    if (options_.hardware) {
-      ibv_wc_tm_info info{};
-      ibv_wc_read_tm_info(cq_.get(), &info);
-      c.tag = info.tag;
-      c.app_context = info.priv;
-    }
-    ibv_end_poll(cq_.get());
-    batch.push_back(c);
-  }
+  TAGWIRE_RETURN_IF_ERROR(srq_->poll(64, &batch));
   *polled = static_cast<unsigned>(batch.size());
   Status first = Status::ok();
   for (const TmCompletion& c : batch) {

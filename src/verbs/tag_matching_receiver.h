@@ -33,6 +33,7 @@
 #include "verbs/rc_queue_pair.h"
 #include "verbs/tm_completion.h"
 #include "verbs/tm_header.h"
+#include "verbs/tm_srq.h"
 #include "verbs/verbs_handles.h"
 
 namespace tagwire::verbs {
@@ -86,13 +87,17 @@ class TagMatchingReceiver {
 
   static Result<std::unique_ptr<TagMatchingReceiver>> create(const Device& device,
                                                              const TagMatchingOptions& options);
+  // Over any TmSrq (tests play the NIC with one); the SRQ buffers are not
+  // registered (lkey 0). `options.nic_entries` is taken as granted.
+  static Result<std::unique_ptr<TagMatchingReceiver>> create_with(const TagMatchingOptions& options,
+                                                                  std::unique_ptr<TmSrq> srq);
   ~TagMatchingReceiver();
   TagMatchingReceiver(const TagMatchingReceiver&) = delete;
   TagMatchingReceiver& operator=(const TagMatchingReceiver&) = delete;
 
   bool hardware() const { return options_.hardware; }
-  ibv_srq* srq() const { return srq_.get(); }
-  ibv_cq* cq() const { return ibv_cq_ex_to_cq(cq_.get()); }
+  ibv_srq* srq() const { return srq_->srq(); }
+  ibv_cq* cq() const { return srq_->cq(); }
 
   // Where control messages, FINs and software reads go; may be null when
   // only eager messages arrive (then control and FINs are counted, dropped).
@@ -145,6 +150,8 @@ class TagMatchingReceiver {
   };
 
   TagMatchingReceiver() = default;
+  Status start(const TagMatchingOptions& options, std::unique_ptr<TmSrq> srq,
+               std::uint32_t pool_lkey);
   Status post_buffer(std::uint32_t index);
   Status post_ops();
   Status poll(std::vector<Completed>* done, unsigned* polled);
@@ -166,10 +173,10 @@ class TagMatchingReceiver {
   void forget_entry(std::uint64_t entry);
 
   TagMatchingOptions options_;
-  CqExPtr cq_;
-  SrqPtr srq_;
+  std::unique_ptr<TmSrq> srq_;
   std::vector<std::uint8_t> pool_;
   MrPtr pool_mr_;
+  std::uint32_t pool_lkey_ = 0;
   matching::OffloadedMatcher matcher_{0};
   std::vector<Receive> receives_;
   std::vector<ReceiveId> free_receives_;
