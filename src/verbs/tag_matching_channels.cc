@@ -207,6 +207,14 @@ Result<TagMatchingReceiver::ReceiveId> TagMatchingChannels::post_receive(
   return id;
 }
 
+Result<TagMatchingReceiver::ReceiveId> TagMatchingChannels::mreceive(
+    const matching::IncomingMessage& message, LocalBuffer into, std::uint64_t cookie) {
+  const std::size_t from = found_.receives.size();
+  auto id = receiver_->mreceive(message, into, cookie, &found_.receives);
+  TAGWIRE_RETURN_IF_ERROR(send_fins(found_.receives, from));
+  return id;
+}
+
 Status TagMatchingChannels::cancel_receive(TagMatchingReceiver::ReceiveId id) {
   return receiver_->cancel(id, &found_.receives);
 }

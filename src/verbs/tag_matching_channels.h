@@ -113,6 +113,11 @@ class TagMatchingChannels final : private TagMatchingSink {
   std::optional<matching::IncomingMessage> probe(const matching::ReceivePattern& pattern) const {
     return receiver_->probe(pattern);
   }
+  std::optional<matching::IncomingMessage> mprobe(const matching::ReceivePattern& pattern) {
+    return receiver_->mprobe(pattern);
+  }
+  Result<TagMatchingReceiver::ReceiveId> mreceive(const matching::IncomingMessage& message,
+                                                  LocalBuffer into, std::uint64_t cookie);
 
   // A sender's cancel of its message `sender_request` to this rank: drains
   // the tag-matching CQ, then removes the message if software still holds

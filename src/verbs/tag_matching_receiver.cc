@@ -78,9 +78,9 @@ Status TagMatchingReceiver::post_ops() {
   return Status::ok();
 }
 
-Result<TagMatchingReceiver::ReceiveId> TagMatchingReceiver::post_receive(
-    const ReceivePattern& pattern, LocalBuffer into, std::uint64_t cookie,
-    std::vector<Completed>* done) {
+TagMatchingReceiver::ReceiveId TagMatchingReceiver::new_receive(LocalBuffer into,
+                                                                std::uint64_t cookie,
+                                                                const ReceivePattern& pattern) {
   ReceiveId id;
   if (!free_receives_.empty()) {
     id = free_receives_.back();
@@ -89,8 +89,28 @@ Result<TagMatchingReceiver::ReceiveId> TagMatchingReceiver::post_receive(
     id = static_cast<ReceiveId>(receives_.size());
     receives_.emplace_back();
   }
+  receives_[id] = Receive{into, cookie, true, false, pattern, {}, {}};
+  return id;
+}
+
+Result<TagMatchingReceiver::ReceiveId> TagMatchingReceiver::mreceive(const IncomingMessage& message,
+                                                                     LocalBuffer into,
+                                                                     std::uint64_t cookie,
+                                                                     std::vector<Completed>* done) {
+  if (!stored_.contains(message.cookie)) {
+    return Status{ErrorCode::kInvalidRequest, "mreceive of a message mprobe did not return"};
+  }
+  const ReceiveId id = new_receive(
+      into, cookie, {message.envelope.context, message.envelope.source, message.envelope.tag});
+  deliver_stored(id, message, done);
+  return id;
+}
+
+Result<TagMatchingReceiver::ReceiveId> TagMatchingReceiver::post_receive(
+    const ReceivePattern& pattern, LocalBuffer into, std::uint64_t cookie,
+    std::vector<Completed>* done) {
+  const ReceiveId id = new_receive(into, cookie, pattern);
   Receive& r = receives_[id];
-  r = Receive{into, cookie, true, false, pattern, {}, {}};
   // Where the NIC hands a rendezvous back to software it leaves the RVH in
   // the receive's buffer: one too small for it stays in software.
   matching::PostResult posted =

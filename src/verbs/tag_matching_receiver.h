@@ -111,6 +111,17 @@ class TagMatchingReceiver {
   std::optional<matching::IncomingMessage> probe(const matching::ReceivePattern& pattern) const {
     return matcher_.probe(pattern);
   }
+  // MPI_Mprobe: takes the message out of matching (no receive or probe
+  // sees it again) and hands it back for mreceive(); a message the NIC
+  // matched never got here, so mprobe sees exactly what a receive would.
+  std::optional<matching::IncomingMessage> mprobe(const matching::ReceivePattern& pattern) {
+    return matcher_.mprobe(pattern);
+  }
+  // MPI_Mrecv of what mprobe() returned: completes like a receive (a
+  // rendezvous through the sink's read).
+  Result<ReceiveId> mreceive(const matching::IncomingMessage& message, LocalBuffer into,
+                             std::uint64_t cookie, std::vector<Completed>* done);
+
   // A sender's cancel: removes the unexpected message it names from
   // software, if it is still there. A message the NIC matched, or software
   // already gave a receive, is final: so call progress() until the CQ is
@@ -154,6 +165,8 @@ class TagMatchingReceiver {
                std::uint32_t pool_lkey);
   Status post_buffer(std::uint32_t index);
   Status post_ops();
+  ReceiveId new_receive(LocalBuffer into, std::uint64_t cookie,
+                        const matching::ReceivePattern& pattern);
   Status poll(std::vector<Completed>* done, unsigned* polled);
   Status handle(const TmCompletion& c, std::vector<Completed>* done);
   // A message in SRQ buffer c.wr_id; `counted`: the NIC counted it as

@@ -421,6 +421,35 @@ TEST_F(ReceiverContract, BrokenHeaderIsReportedAndLosesNothing) {
   EXPECT_EQ(done_[0].sender_request, 4u);
 }
 
+// mprobe takes the message out of matching: a receive posted after it
+// waits for the next one; mreceive gets the data (a rendezvous by a read).
+TEST_F(ReceiverContract, MprobedMessageIsOnlyMreceived) {
+  unexpected({IBV_TMH_RNDV, 50, *matching::encode_nic_tag({5, 0, 1})},
+             rvh_bytes({0x2000, 0x43, 300}));
+  unexpected({IBV_TMH_EAGER, 51, *matching::encode_nic_tag({5, 0, 1})}, bytes_of("second"));
+  ASSERT_TRUE(progress().is_ok());
+  auto first = rx_->mprobe({5, kAnySource, kAnyTag});
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->sender_request_id, 50u);
+  EXPECT_EQ(first->length, 300u);
+  post({5, 0, 1}, 0);
+  ASSERT_EQ(done_.size(), 1u) << "the receive takes the second message, not the mprobed one";
+  EXPECT_EQ(done_[0].sender_request, 51u);
+  EXPECT_TRUE(sink_.reads.empty());
+  auto id = rx_->mreceive(*first, {user_[1], 1024, 0}, 77, &done_);
+  ASSERT_TRUE(id.is_ok()) << id.status().to_string();
+  ASSERT_EQ(sink_.reads.size(), 1u);
+  EXPECT_EQ(sink_.reads[0].header.length, 300u);
+  ASSERT_TRUE(rx_->read_done(sink_.reads[0].id, Status::ok(), &done_).is_ok());
+  ASSERT_EQ(done_.size(), 2u);
+  EXPECT_EQ(done_[1].cookie, 77u);
+  EXPECT_EQ(done_[1].sender_request, 50u);
+  EXPECT_TRUE(done_[1].needs_fin());
+  EXPECT_EQ(rx_->mreceive(*first, {user_[1], 1024, 0}, 78, &done_).status().code(),
+            ErrorCode::kInvalidRequest)
+      << "a message is mreceived once";
+}
+
 TEST_F(ReceiverContract, DataForAnUnknownEntryIsAnInternalError) {
   nic_completion(999, {1, 2, 3}, 0, IBV_WC_TM_DATA_VALID, 10);
   EXPECT_EQ(progress().code(), ErrorCode::kInternal);

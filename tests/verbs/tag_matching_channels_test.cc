@@ -222,6 +222,23 @@ TEST_P(TagMatchingChannelsTest, UnexpectedRendezvousIsReadWhenReceived) {
   EXPECT_FALSE(b_.channels->probe({2, kAnySource, kAnyTag}).has_value());
 }
 
+// mprobe sees the rendezvous a receive would get and takes it out of
+// matching; mreceive reads it, and the sender is told.
+TEST_P(TagMatchingChannelsTest, MprobedRendezvousIsMreceived) {
+  constexpr std::uint32_t kBytes = 50000;
+  a_.fill(0, kBytes, 4);
+  ASSERT_TRUE(a_.channels->send_rendezvous(1, {2, 0, 10}, 44, a_.source(0, kBytes)).is_ok());
+  pump([&] { return b_.channels->probe({2, 0, 10}).has_value(); }, "rendezvous request");
+  auto m = b_.channels->mprobe({2, kAnySource, kAnyTag});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->length, kBytes);
+  EXPECT_FALSE(b_.channels->probe({2, kAnySource, kAnyTag}).has_value());
+  auto id = b_.channels->mreceive(*m, b_.buffer(1 << 20, kBytes), 555);
+  ASSERT_TRUE(id.is_ok()) << id.status().to_string();
+  pump([&] { return b_.receive(555) != nullptr && a_.finished(44); }, "mreceive + FIN");
+  EXPECT_TRUE(same_bytes(a_, 0, b_, 1 << 20, kBytes));
+}
+
 // Truncation reads only what fits, says so, and still frees the sender.
 TEST_P(TagMatchingChannelsTest, RendezvousIntoASmallerBufferTruncatesAndStillFinishes) {
   constexpr std::uint32_t kBytes = 100000, kRoom = 1000;
