@@ -122,8 +122,11 @@ class TagMatchingChannels final : private TagMatchingSink {
   // A sender's cancel of its message `sender_request` to this rank: drains
   // the tag-matching CQ, then removes the message if software still holds
   // it unmatched. False: it was matched (the NIC's match is final) or has
-  // not arrived -- a cancel request sent behind the message on the same QP
-  // always finds it arrived.
+  // not arrived. A cancel request sent behind the message on the same QP
+  // always finds it arrived, and reaches the CQ after the NIC's report of
+  // any match of it, so handling completions in CQ order already decides;
+  // the drain is for a request that came another way (another QP, the
+  // verbs transport's ring) while the NIC's report waits in the CQ.
   Result<bool> cancel_unexpected(matching::ContextId context, matching::Rank source,
                                  std::uint32_t sender_request);
 

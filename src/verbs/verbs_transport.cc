@@ -880,11 +880,19 @@ class VerbsTransport final : public transport::Transport {
     WriteOptions o;
     o.signaled = true;
     to.unsignaled = 0;
-    Status s = qps_[p]->post_write(wr_id(WrKind::kCredit, peer_index(p, to.held_pushed)),
-                                   LocalBuffer{credit_out_.get(), 0, credit_out_mr_->lkey},
-                                   to.credit_address, to.credit_rkey, o);
+    Status s = write_credit_word(p, 0, WrKind::kCredit, o);
     if (s.is_ok()) ++to.flushes;
     return s;
+  }
+
+  // A WRITE of `length` bytes (0 or 8) of our credit_out_ word for `p`
+  // into its credit word: a count, a closing mark, or nothing (a flush).
+  Status write_credit_word(std::size_t p, std::uint32_t length, WrKind kind,
+                           const WriteOptions& o) {
+    Peer& to = peers_[p];
+    return qps_[p]->post_write(wr_id(kind, peer_index(p, to.held_pushed)),
+                               LocalBuffer{credit_out_.get() + p * 8, length, credit_out_mr_->lkey},
+                               to.credit_address, to.credit_rkey, o);
   }
 
   // ---- eager ring, receiver side
@@ -907,10 +915,7 @@ class VerbsTransport final : public transport::Transport {
     o.inline_data = true;
     o.with_immediate = from.wake_all;
     o.signaled = mark != 0 || signal_next(from, false);
-    const WrKind kind = mark != 0 ? WrKind::kClose : WrKind::kCredit;
-    Status s = qps_[p]->post_write(wr_id(kind, peer_index(p, from.held_pushed)),
-                                   LocalBuffer{out, 8, credit_out_mr_->lkey}, from.credit_address,
-                                   from.credit_rkey, o);
+    Status s = write_credit_word(p, 8, mark != 0 ? WrKind::kClose : WrKind::kCredit, o);
     if (!s.is_ok()) return s.with_context("credit WRITE to rank " + std::to_string(p));
     if (o.signaled && mark == 0) ++from.flushes;
     return Status::ok();
@@ -935,9 +940,8 @@ class VerbsTransport final : public transport::Transport {
       if (!qps_[p]) continue;
       Peer& from = peers_[p];
       for (unsigned k = 0; k < kRingBatch; ++k) {
-        std::span<std::uint8_t> slot = ring_slot(p, from.next_serial);
         ArrivedMessage m;
-        const Arrival a = peek_message(slot, from.next_serial, &m);
+        const Arrival a = peek_next(p, &m);
         if (a == Arrival::kEmpty) break;
         if (a == Arrival::kReady) {
           from.window.on_ack(m.ack);
@@ -946,7 +950,7 @@ class VerbsTransport final : public transport::Transport {
           TW_WARN("verbs", "malformed eager message " << from.next_serial << " from rank " << p
                                                       << " dropped");
         }
-        release_slot(slot);
+        release_slot(ring_slot(p, from.next_serial));
         ++from.next_serial;
         from.back.consumed_one();
         if (from.back.write_due()) return_credit(p);
@@ -956,14 +960,16 @@ class VerbsTransport final : public transport::Transport {
     return n;
   }
 
+  // What lies in the slot of `p`'s next message.
+  Arrival peek_next(std::size_t p, ArrivedMessage* m) {
+    const std::uint64_t serial = peers_[p].next_serial;
+    return peek_message(ring_slot(p, serial), serial, m);
+  }
+
   bool rings_have_messages() {
     for (std::size_t p = 0; p < peers_.size(); ++p) {
-      if (!qps_[p]) continue;
       ArrivedMessage m;
-      if (peek_message(ring_slot(p, peers_[p].next_serial), peers_[p].next_serial, &m) !=
-          Arrival::kEmpty) {
-        return true;
-      }
+      if (qps_[p] && peek_next(p, &m) != Arrival::kEmpty) return true;
     }
     return false;
   }
