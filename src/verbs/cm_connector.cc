@@ -22,7 +22,9 @@ constexpr int kMaxTries = 5;
 struct Hello {
   std::uint32_t magic;
   std::int32_t rank;
+  CmCard card;  // the transport's (zero in a reject)
 };
+static_assert(sizeof(Hello) <= 56, "a connect request carries at most 56 bytes (RDMA_PS_TCP)");
 constexpr std::uint32_t kHelloMagic = 0x5457434d;  // "TWCM"
 
 bool read_hello(const void* data, std::uint8_t length, Hello* out) {
@@ -155,11 +157,11 @@ Status CmConnector::to_rts(Attempt& a) {
 
 Status CmConnector::accept(rdma_cm_event& event) {
   Hello hello{};
-  const Hello mine{kHelloMagic, rank_};
+  const Hello refusal{kHelloMagic, rank_, {}};
   rdma_cm_id* id = event.id;
   auto reject = [&](const char* why) {
     TW_DEBUG("verbs", "rdma_cm: rejected a request from rank " << hello.rank << ": " << why);
-    rdma_reject(id, &mine, sizeof(mine));
+    rdma_reject(id, &refusal, sizeof(refusal));
     // The request's id is ours to destroy, once its event is acknowledged.
     auto a = std::make_unique<Attempt>();
     a->peer = hello.rank;
@@ -180,7 +182,8 @@ Status CmConnector::accept(rdma_cm_event& event) {
     if (rank_ < hello.rank) return reject("our own attempt wins (lower rank)");
     live->dropped = true;  // theirs wins: ours is rejected by them, and dropped here
   }
-  auto qp = make_qp_(hello.rank);
+  CmCard card;
+  auto qp = make_qp_(hello.rank, &card);
   if (!qp) {
     TW_WARN("verbs", qp.status().to_string());
     return reject("no QP");
@@ -190,8 +193,11 @@ Status CmConnector::accept(rdma_cm_event& event) {
   a->active = false;
   a->id.reset(id);
   a->qp = std::move(qp).value();
+  a->mine = card;
+  a->theirs = hello.card;
   Status s = to_rts(*a);
   if (s.is_ok()) {
+    const Hello mine{kHelloMagic, rank_, card};
     rdma_conn_param param = connection_parameters(*a->qp, mine);
     if (rdma_accept(id, &param) != 0) s = cm_error("rdma_accept");
   }
@@ -226,7 +232,7 @@ Status CmConnector::handle(rdma_cm_event& event, std::vector<Connected>* connect
     const auto p = static_cast<std::size_t>(a->peer);
     if (connected_.size() <= p) connected_.resize(p + 1, false);
     connected_[p] = true;
-    connected->push_back({a->peer, std::move(a->qp), !a->active});
+    connected->push_back({a->peer, std::move(a->qp), !a->active, a->theirs});
     finished_.push_back(std::move(a->id));
     a->dropped = true;
     a->id.reset();
@@ -267,15 +273,21 @@ Status CmConnector::handle(rdma_cm_event& event, std::vector<Connected>* connect
       if (rdma_resolve_route(event.id, kResolveMs) != 0) return cm_error("rdma_resolve_route");
       return Status::ok();
     case RDMA_CM_EVENT_ROUTE_RESOLVED: {
-      auto qp = make_qp_(a->peer);
+      auto qp = make_qp_(a->peer, &a->mine);
       if (!qp) return give_up_or_retry(qp.status().to_string());
       a->qp = std::move(qp).value();
-      const Hello mine{kHelloMagic, rank_};
+      const Hello mine{kHelloMagic, rank_, a->mine};
       rdma_conn_param param = connection_parameters(*a->qp, mine);
       if (rdma_connect(event.id, &param) != 0) return cm_error("rdma_connect");
       return Status::ok();
     }
     case RDMA_CM_EVENT_CONNECT_RESPONSE: {
+      Hello hello{};
+      if (!read_hello(event.param.conn.private_data, event.param.conn.private_data_len, &hello) ||
+          hello.rank != a->peer) {
+        return give_up_or_retry("an accept without the peer's hello");
+      }
+      a->theirs = hello.card;
       Status s = to_rts(*a);
       if (s.is_ok() && rdma_establish(event.id) != 0) s = cm_error("rdma_establish");
       if (!s.is_ok()) return give_up_or_retry(s.to_string());

@@ -9,6 +9,10 @@
 // parameters and their transitions take rdma_init_qp_attr's attributes, so
 // the route (GID index, MTU, hop limit) is the one the IP stack resolved.
 //
+// Each side's private data also carries a card from its transport (the
+// verbs transport: where its eager ring for that peer lies and its key),
+// so what a connection needs is made only for the peers a rank talks to.
+//
 // Two ranks may start towards each other at once. The lower rank's attempt
 // wins: the lower rank rejects the higher's request while it has an attempt
 // of its own under way, and the higher rank accepts the lower's and drops
@@ -37,16 +41,26 @@ struct CmEndpoint {
   std::uint16_t port = 0;
 };
 
+// What the transport tells a peer it connects to (16 bytes of the private
+// data, both ways).
+struct CmCard {
+  std::uint64_t address = 0;
+  std::uint32_t key = 0;
+  std::uint32_t reserved = 0;
+};
+
 class CmConnector {
  public:
   // Makes the QP for a connection to `peer`, in INIT, with its receives
-  // posted (a peer may send the moment it is connected).
-  using MakeQp = std::function<Result<std::unique_ptr<RcQueuePair>>(int peer)>;
+  // posted (a peer may send the moment it is connected), and fills in the
+  // card that goes to the peer.
+  using MakeQp = std::function<Result<std::unique_ptr<RcQueuePair>>(int peer, CmCard* card)>;
 
   struct Connected {
     int peer = -1;
     std::unique_ptr<RcQueuePair> qp;
     bool accepted = false;  // the peer asked
+    CmCard card;            // the peer's
   };
   struct Failed {
     int peer = -1;
@@ -74,6 +88,8 @@ class CmConnector {
     std::unique_ptr<RcQueuePair> qp;
     CmEndpoint at;
     int tries = 0;
+    CmCard mine;    // what goes to the peer with our request or accept
+    CmCard theirs;  // what came with the peer's
   };
 
   CmConnector() = default;

@@ -188,13 +188,27 @@ class VerbsTransport final : public transport::Transport {
     // Rings (one per sender) and credit words (one per receiver) are
     // written by peers; staging slots, CAS results and outgoing credit
     // counts only by this NIC.
-    const std::size_t ring_bytes = layout_.ring_bytes() * peers;
-    rings_ = aligned_zeroed(ring_bytes);
+    // Under rdma_cm a ring is made when its connection is (make_cm_qp) and
+    // its address travels in the connection's private data: a rank pays
+    // for the peers it talks to, not for the job. The QP exchange
+    // publishes one block of rings for every peer at start-up.
+    const bool lazy_rings = cm_ipv4_ != 0;
+    const std::size_t ring_bytes = lazy_rings ? 0 : layout_.ring_bytes() * peers;
+    ring_of_.assign(peers, nullptr);
+    if (lazy_rings) {
+      lazy_rings_.resize(peers);
+      lazy_ring_mrs_.resize(peers);
+    } else {
+      rings_ = aligned_zeroed(ring_bytes);
+      for (std::size_t p = 0; p < peers && rings_; ++p) {
+        ring_of_[p] = rings_.get() + p * layout_.ring_bytes();
+      }
+    }
     credit_words_ = aligned_zeroed(peers * 8);
     credit_out_ = aligned_zeroed(peers * 8);
     staging_ = aligned_zeroed(std::size_t{layout_.slot_size} * kSendSlots);
     atomic_pool_.assign(kAtomicSlots, 0);
-    if (!rings_ || !credit_words_ || !credit_out_ || !staging_) {
+    if ((!lazy_rings && !rings_) || !credit_words_ || !credit_out_ || !staging_) {
       return Status(ErrorCode::kOutOfResources, "verbs transport: out of memory for its rings");
     }
     constexpr int kLocal = IBV_ACCESS_LOCAL_WRITE;
@@ -215,6 +229,7 @@ class VerbsTransport final : public transport::Transport {
         {&atomic_mr_, atomic_pool_.data(), atomic_pool_.size() * 8, kLocal, "atomic results"},
     };
     for (const Region& r : regions) {
+      if (r.length == 0) continue;  // lazy rings
       auto mr = verbs::register_memory(device_, r.address, r.length, r.access);
       if (!mr) return mr.status().with_context(r.what);
       *r.mr = std::move(mr).value();
@@ -229,8 +244,9 @@ class VerbsTransport final : public transport::Transport {
     qps_.resize(peers);
     if (cm_ipv4_ != 0) {
       // QPs on first use: listen, publish where, connect when needed.
-      auto c = CmConnector::listen(cm_ipv4_, options_.rank,
-                                   [this](int peer) { return make_cm_qp(peer); });
+      auto c = CmConnector::listen(cm_ipv4_, options_.rank, [this](int peer, CmCard* card) {
+        return make_cm_qp(peer, card);
+      });
       if (!c) return c.status().with_context("rdma_cm listener on " + device_.caps().name);
       connector_ = std::move(c).value();
       return Status::ok();
@@ -262,9 +278,10 @@ class VerbsTransport final : public transport::Transport {
     head.gid = any.gid;
     head.lid = any.lid;
     head.flags = options_.wake_on_every_message ? kWakeOnEveryMessage : 0;
+    // Under rdma_cm no rings yet: each comes with its connection.
     head.ring_address = reinterpret_cast<std::uint64_t>(rings_.get());
     head.credit_address = reinterpret_cast<std::uint64_t>(credit_words_.get());
-    head.ring_rkey = ring_mr_->rkey;
+    head.ring_rkey = ring_mr_ ? ring_mr_->rkey : 0;
     head.credit_rkey = credit_mr_->rkey;
     head.ring_slots = layout_.slots;
     head.slot_size = layout_.slot_size;
@@ -319,8 +336,10 @@ class VerbsTransport final : public transport::Transport {
                     "TAGWIRE_VERBS_CONNECT and device kind"};
       }
       Peer& peer = peers_[p];
-      peer.ring_address = head.ring_address + me * layout_.ring_bytes();
-      peer.ring_rkey = head.ring_rkey;
+      if (!connector_) {
+        peer.ring_address = head.ring_address + me * layout_.ring_bytes();
+        peer.ring_rkey = head.ring_rkey;
+      }
       peer.credit_address = head.credit_address + me * 8;
       peer.credit_rkey = head.credit_rkey;
       peer.wake_all = (head.flags & kWakeOnEveryMessage) != 0;
@@ -779,8 +798,7 @@ class VerbsTransport final : public transport::Transport {
     return {staging_.get() + std::size_t{slot} * layout_.slot_size, layout_.slot_size};
   }
   std::span<std::uint8_t> ring_slot(std::size_t sender, std::uint64_t serial) {
-    return {rings_.get() + sender * layout_.ring_bytes() + layout_.slot_offset(serial),
-            layout_.slot_size};
+    return {ring_of_[sender] + layout_.slot_offset(serial), layout_.slot_size};
   }
 
   // Whether the peer has a free slot for our next message, reading the
@@ -1024,13 +1042,31 @@ class VerbsTransport final : public transport::Transport {
     return std::make_unique<RcQueuePair>(std::move(qp).value());
   }
 
-  // For CmConnector: a QP for `peer` with its receives posted.
-  Result<std::unique_ptr<RcQueuePair>> make_cm_qp(int peer) {
+  // For CmConnector: a QP for `peer` with its receives posted, and our
+  // ring for its messages (made on the first attempt) on the card.
+  Result<std::unique_ptr<RcQueuePair>> make_cm_qp(int peer, CmCard* card) {
     if (peer < 0 || peer >= options_.size || peer == options_.rank) {
       return Status(ErrorCode::kProtocol,
                     "rdma_cm: a connection request from rank " + std::to_string(peer) +
                         ", not a peer in this job of " + std::to_string(options_.size));
     }
+    const auto p = static_cast<std::size_t>(peer);
+    if (!lazy_rings_[p]) {
+      AlignedBytes ring = aligned_zeroed(layout_.ring_bytes());
+      if (!ring) {
+        return Status(ErrorCode::kOutOfResources,
+                      "verbs transport: out of memory for the ring of rank " + std::to_string(p));
+      }
+      auto mr = verbs::register_memory(device_, ring.get(), layout_.ring_bytes(),
+                                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+      if (!mr) return mr.status().with_context("eager ring of rank " + std::to_string(p));
+      ring_of_[p] = ring.get();
+      lazy_rings_[p] = std::move(ring);
+      lazy_ring_mrs_[p] = std::move(mr).value();
+      counters_.registered_bytes += layout_.ring_bytes();
+    }
+    card->address = reinterpret_cast<std::uint64_t>(lazy_rings_[p].get());
+    card->key = lazy_ring_mrs_[p]->rkey;
     auto qp = make_qp();
     if (!qp) return qp.status();
     TAGWIRE_RETURN_IF_ERROR(post_wake_receives(**qp, static_cast<std::size_t>(peer)));
@@ -1072,6 +1108,9 @@ class VerbsTransport final : public transport::Transport {
     connector_->poll(&made, &failed);
     for (auto& c : made) {
       const auto p = static_cast<std::size_t>(c.peer);
+      // Its ring for our messages: known before anything is written there.
+      peers_[p].ring_address = c.card.address;
+      peers_[p].ring_rkey = c.card.key;
       qps_[p] = std::move(c.qp);
       ++counters_.connections;
       if (c.accepted) ++counters_.connections_accepted;
@@ -1214,6 +1253,10 @@ class VerbsTransport final : public transport::Transport {
   unsigned cm_tick_ = 0;
   std::vector<Peer> peers_;  // by peer
   AlignedBytes rings_, credit_words_, credit_out_, staging_;
+  // Under rdma_cm, a ring per peer, made with its connection.
+  std::vector<AlignedBytes> lazy_rings_;
+  std::vector<MrPtr> lazy_ring_mrs_;
+  std::vector<std::uint8_t*> ring_of_;  // by sender: where its messages land
   std::vector<std::uint64_t> atomic_pool_;
   MrPtr ring_mr_, credit_mr_, credit_out_mr_, staging_mr_, atomic_mr_;
   std::vector<std::uint32_t> free_send_, free_atomic_;

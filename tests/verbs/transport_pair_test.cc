@@ -72,6 +72,8 @@ class TransportPair : public ::testing::TestWithParam<VerbsConnectChoice> {
       EXPECT_EQ(t->connects_on_first_use(), lazy);
       EXPECT_EQ(t->counters().connections, lazy ? 0u : 1u);
     }
+    const std::uint64_t registered_before[2] = {side_[0]->counters().registered_bytes,
+                                                side_[1]->counters().registered_bytes};
     // Both ranks speak first, at once: under rdma_cm both start a
     // connection and the tie-break leaves exactly one QP for the pair.
     send(0, "hello", "from 0");
@@ -81,9 +83,19 @@ class TransportPair : public ::testing::TestWithParam<VerbsConnectChoice> {
     })) << "the first messages did not arrive";
     EXPECT_EQ(inbox_[1].payloads[0], "from 0");
     EXPECT_EQ(inbox_[0].payloads[0], "from 1");
-    for (auto& t : side_) {
-      EXPECT_EQ(t->counters().connections, 1u);
-      EXPECT_EQ(t->counters().open_connections, 1u);
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto c = side_[rank]->counters();
+      EXPECT_EQ(c.connections, 1u);
+      EXPECT_EQ(c.open_connections, 1u);
+      // Under rdma_cm the ring for the peer's messages comes with the
+      // connection (a rank pays for the peers it talks to); the QP
+      // exchange registered every ring at start-up.
+      if (lazy) {
+        EXPECT_GE(c.registered_bytes, registered_before[rank] + 64 * 1024)
+            << "rank " << rank << ": no ring registered with the connection";
+      } else {
+        EXPECT_EQ(c.registered_bytes, registered_before[rank]) << "rank " << rank;
+      }
     }
     for (auto& in : inbox_) {
       in.headers.clear();
