@@ -124,6 +124,10 @@ const Setting kSettings[] = {
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.registration_cache, parse_bool(n, t));
      }},
+    {"TAGWIRE_VERBS_RING_BUDGET",
+     [](Config& c, std::string_view n, std::string_view t) {
+       return store(c.verbs_ring_budget, parse_size(n, t));
+     }},
     {"TAGWIRE_PROGRESS_THREAD",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.progress_thread, parse_bool(n, t));

@@ -50,6 +50,10 @@ struct Config {
   // Verbs: keep user buffers registered between operations, forgetting a
   // registration when its memory is unmapped (TAGWIRE_RCACHE).
   bool registration_cache = true;
+  // Verbs: what the eager rings of all peers may take together
+  // (TAGWIRE_VERBS_RING_BUDGET); each ring has 64 slots down to 4, as many
+  // as the budget allows for the job's peers.
+  std::size_t verbs_ring_budget = std::size_t{256} << 20;
   // Run a progress thread beside the application: it drives the transport
   // all the time (and serves cancels too).
   bool progress_thread = false;

@@ -49,6 +49,7 @@ Result<std::unique_ptr<transport::Transport>> create_transport(const Config& con
       options.tag_matching = config.tag_matching;
       options.connect = config.verbs_connect;
       options.registration_cache = config.registration_cache;
+      options.ring_budget = config.verbs_ring_budget;
       options.wake_on_every_message = config.progress_thread;
       return verbs::create_verbs_transport(options);
     }

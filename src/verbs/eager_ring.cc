@@ -1,5 +1,6 @@
 #include "verbs/eager_ring.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -27,6 +28,13 @@ RingLayout RingLayout::for_messages(std::size_t max_header, std::size_t max_payl
   l.slots = slots;
   l.slot_size = static_cast<std::uint32_t>((need + 63) / 64 * 64);
   return l;
+}
+
+std::uint32_t RingLayout::slots_for_job(std::size_t peers, std::uint32_t slot_size,
+                                        std::size_t budget) {
+  if (peers == 0 || slot_size == 0) return kRingMaxSlots;
+  const std::size_t fit = budget / (peers * slot_size);
+  return static_cast<std::uint32_t>(std::clamp<std::size_t>(fit, kRingMinSlots, kRingMaxSlots));
 }
 
 std::uint32_t ring_marker(std::uint64_t serial) {

@@ -31,6 +31,8 @@
 
 namespace tagwire::verbs {
 
+inline constexpr std::uint32_t kRingMaxSlots = 64;
+inline constexpr std::uint32_t kRingMinSlots = 4;
 inline constexpr std::size_t kRingPrefix = 12;
 inline constexpr std::size_t kRingTrailer = 8;
 
@@ -43,6 +45,12 @@ struct RingLayout {
                                  std::uint32_t slots);
 
   std::size_t ring_bytes() const { return std::size_t{slots} * slot_size; }
+  // Slots per ring for a job of `peers` peers whose rings together may
+  // take `budget` bytes: kRingMaxSlots while they fit, fewer as the job
+  // grows, never under kRingMinSlots (past that point memory grows with
+  // the job: ~8,000 peers with 8 KiB slots and 256 MiB).
+  static std::uint32_t slots_for_job(std::size_t peers, std::uint32_t slot_size,
+                                     std::size_t budget);
   // Offset of message `serial`'s slot within the ring.
   std::size_t slot_offset(std::uint64_t serial) const {
     return static_cast<std::size_t>((serial - 1) % slots) * slot_size;

@@ -165,9 +165,7 @@ AlignedBytes aligned_zeroed(std::size_t length) {
 class VerbsTransport final : public transport::Transport {
  public:
   VerbsTransport(Device device, const VerbsOptions& options)
-      : device_(std::move(device)),
-        options_(options),
-        layout_(RingLayout::for_messages(kMaxHeader, options.max_payload, options.ring_slots)) {}
+      : device_(std::move(device)), options_(options), layout_(ring_layout(options)) {}
 
   Status start() {
     auto gid = device_.roce_v2_ipv4_gid_index();
@@ -238,9 +236,13 @@ class VerbsTransport final : public transport::Transport {
     for (std::uint32_t i = 0; i < kSendSlots; ++i) free_send_.push_back(i);
     for (std::uint32_t i = 0; i < kAtomicSlots; ++i) free_atomic_.push_back(i);
     if (options_.registration_cache) TAGWIRE_RETURN_IF_ERROR(start_cache());
+    TW_INFO("verbs", "eager rings: " << layout_.slots << " slots of " << layout_.slot_size
+                                     << " bytes per peer"
+                                     << (cm_ipv4_ != 0 ? ", each made with its connection"
+                                                       : ", all at start-up"));
 
     peers_.reserve(peers);
-    for (std::size_t p = 0; p < peers; ++p) peers_.emplace_back(options_.ring_slots);
+    for (std::size_t p = 0; p < peers; ++p) peers_.emplace_back(layout_.slots);
     qps_.resize(peers);
     if (cm_ipv4_ != 0) {
       // QPs on first use: listen, publish where, connect when needed.
@@ -326,7 +328,8 @@ class VerbsTransport final : public transport::Transport {
                                         std::to_string(head.slot_size) + " bytes, this rank's " +
                                         std::to_string(layout_.slots) + " of " +
                                         std::to_string(layout_.slot_size) +
-                                        ": every rank needs the same TAGWIRE_EAGER_THRESHOLD"};
+                                        ": every rank needs the same TAGWIRE_EAGER_THRESHOLD and "
+                                        "TAGWIRE_VERBS_RING_BUDGET"};
       }
       if (((head.flags & kConnectByCm) != 0) != (connector_ != nullptr)) {
         return {ErrorCode::kConfig,
@@ -792,7 +795,18 @@ class VerbsTransport final : public transport::Transport {
     CreditReturn back;
   };
 
-  std::uint32_t wake_receives() const { return options_.ring_slots + 16; }
+  std::uint32_t wake_receives() const { return layout_.slots + 16; }
+
+  // Every rank computes the same from the same job size and settings (and
+  // set_peer_addresses checks that it did).
+  static RingLayout ring_layout(const VerbsOptions& o) {
+    RingLayout l = RingLayout::for_messages(kMaxHeader, o.max_payload, 1);
+    l.slots = o.ring_slots != 0
+                  ? o.ring_slots
+                  : RingLayout::slots_for_job(static_cast<std::size_t>(std::max(o.size - 1, 1)),
+                                              l.slot_size, o.ring_budget);
+    return l;
+  }
 
   std::span<std::uint8_t> staging_slot(std::uint32_t slot) {
     return {staging_.get() + std::size_t{slot} * layout_.slot_size, layout_.slot_size};

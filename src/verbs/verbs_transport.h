@@ -36,7 +36,10 @@ struct VerbsOptions {
   int rank = 0;                    // this process in the job
   int size = 1;                    // the job
   std::size_t max_payload = 8192;  // the largest payload send() carries (eager threshold)
-  std::uint32_t ring_slots = 64;   // eager ring slots per sender (its credits)
+  // Eager ring slots per sender (its credits); 0: as many as
+  // `ring_budget` allows for the job (RingLayout::slots_for_job).
+  std::uint32_t ring_slots = 0;
+  std::size_t ring_budget = std::size_t{256} << 20;
   // A progress thread sleeps on the event fd: peers then raise the event
   // (WRITE with immediate) for every message, not only for cancel requests.
   bool wake_on_every_message = false;

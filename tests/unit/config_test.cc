@@ -28,6 +28,7 @@ TEST(Config, ReadsEverySetting) {
                                         {"TAGWIRE_TM", "off"},
                                         {"TAGWIRE_VERBS_CONNECT", "exchange"},
                                         {"TAGWIRE_RCACHE", "off"},
+                                        {"TAGWIRE_VERBS_RING_BUDGET", "64M"},
                                         {"TAGWIRE_PROGRESS_THREAD", "yes"},
                                         {"TAGWIRE_CANCEL_AGENT", "no"},
                                         {"TAGWIRE_CANCEL_MODE", "onesided"},
@@ -40,12 +41,13 @@ TEST(Config, ReadsEverySetting) {
   EXPECT_EQ(config->tag_matching, TagMatchingChoice::kOff);
   EXPECT_EQ(config->verbs_connect, VerbsConnectChoice::kExchange);
   EXPECT_FALSE(config->registration_cache);
+  EXPECT_EQ(config->verbs_ring_budget, std::size_t{64} << 20);
   EXPECT_TRUE(config->progress_thread);
   EXPECT_FALSE(config->cancel_agent);
   EXPECT_EQ(config->cancel_mode, CancelMode::kOneSided);
   EXPECT_EQ(config->device, "rxe0");
   EXPECT_EQ(config->peer_timeout, std::chrono::milliseconds(1500));
-  EXPECT_EQ(Config::setting_names().size(), 11u);
+  EXPECT_EQ(Config::setting_names().size(), 12u);
 }
 
 struct BadCase {

@@ -227,3 +227,31 @@ TEST(EagerRing, SenderAndReceiverKeepStepOverManyLaps) {
 
 }  // namespace
 }  // namespace tagwire::verbs
+
+namespace tagwire::verbs {
+namespace {
+
+// Rings shrink as the job grows so that all of them fit the budget, down to
+// a floor below which credits would stall every sender.
+TEST(RingSizing, FullRingsWhileTheyFitThenShrinkingToTheFloor) {
+  const std::uint32_t slot = 8256;
+  const std::size_t budget = std::size_t{256} << 20;
+  EXPECT_EQ(RingLayout::slots_for_job(1, slot, budget), kRingMaxSlots);
+  EXPECT_EQ(RingLayout::slots_for_job(400, slot, budget), kRingMaxSlots);
+  const std::uint32_t at_1000 = RingLayout::slots_for_job(1000, slot, budget);
+  EXPECT_LT(at_1000, kRingMaxSlots);
+  EXPECT_LE(std::size_t{at_1000} * slot * 1000, budget) << "the rings fit the budget";
+  EXPECT_GT(std::size_t{at_1000 + 1} * slot * 1000, budget) << "and take as much of it as fits";
+  EXPECT_EQ(RingLayout::slots_for_job(100000, slot, budget), kRingMinSlots);
+  EXPECT_EQ(RingLayout::slots_for_job(3, slot, 64 * 1024), kRingMinSlots);
+  // Never more with more peers.
+  std::uint32_t last = kRingMaxSlots;
+  for (std::size_t peers = 1; peers < 20000; peers += 97) {
+    const std::uint32_t n = RingLayout::slots_for_job(peers, slot, budget);
+    EXPECT_LE(n, last) << peers << " peers";
+    last = n;
+  }
+}
+
+}  // namespace
+}  // namespace tagwire::verbs
