@@ -185,6 +185,17 @@ class ReceiverContract : public ::testing::Test {
     return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
   }
 
+  // The NIC answers operation `entry` with IBV_WC_TM_ERR; it has executed
+  // everything posted so far.
+  void fail_op(std::uint64_t entry, ibv_wc_opcode opcode) {
+    TmCompletion c;
+    c.wr_id = entry;
+    c.opcode = opcode;
+    c.status = IBV_WC_TM_ERR;
+    srq_->cq.push_back(c);
+    executed_ = srq_->ops.size();
+  }
+
   Status progress() { return rx_->progress(&done_); }
 
   ScriptedSrq* srq_ = nullptr;
@@ -344,12 +355,7 @@ TEST_F(ReceiverContract, CancelLosesToTheNicsMatch) {
   EXPECT_EQ(srq_->ops.back().handle, last_add().handle) << "DEL names the ADD's handle";
   EXPECT_TRUE(done_.empty());
   nic_completion(entry, {1, 2, 3}, 4, IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, 3);
-  TmCompletion del;
-  del.wr_id = entry;
-  del.opcode = IBV_WC_TM_DEL;
-  del.status = IBV_WC_TM_ERR;
-  srq_->cq.push_back(del);
-  executed_ = srq_->ops.size();
+  fail_op(entry, IBV_WC_TM_DEL);
   ASSERT_TRUE(progress().is_ok());
   ASSERT_EQ(done_.size(), 1u);
   EXPECT_FALSE(done_[0].cancelled);
@@ -375,13 +381,7 @@ TEST_F(ReceiverContract, CancelWinsWhenTheDelSucceeds) {
 // next message for it.
 TEST_F(ReceiverContract, RefusedAddLeavesTheReceiveToSoftware) {
   post({1, 2, 3}, 0);
-  const std::uint64_t entry = last_add().op.entry;
-  TmCompletion add;
-  add.wr_id = entry;
-  add.opcode = IBV_WC_TM_ADD;
-  add.status = IBV_WC_TM_ERR;
-  srq_->cq.push_back(add);
-  executed_ = srq_->ops.size();
+  fail_op(last_add().op.entry, IBV_WC_TM_ADD);
   ASSERT_TRUE(progress().is_ok());
   unexpected({IBV_TMH_EAGER, 3, *matching::encode_nic_tag({1, 2, 3})}, bytes_of("abc"));
   ASSERT_TRUE(progress().is_ok());

@@ -42,13 +42,8 @@ class TagMatching : public ::testing::TestWithParam<Path> {
 
   void SetUp() override {
     std::string why_not;
-    device_ = testing::open_test_device(&why_not);
+    device_ = testing::open_tag_matching_device(GetParam() == Path::kHardware, &why_not);
     if (!device_) GTEST_SKIP() << why_not;
-    if (GetParam() == Path::kHardware && !device_->caps().tm_rc) {
-      GTEST_SKIP() << "device " << device_->caps().name
-                   << " reports no tag matching (tm_caps.flags lacks IBV_TM_CAP_RC); the "
-                      "software path runs the same scenario";
-    }
     auto gid = device_->roce_v2_ipv4_gid_index();
     ASSERT_TRUE(gid.is_ok()) << gid.status().to_string();
     TagMatchingOptions options;
