@@ -245,6 +245,8 @@ class Engine final : public transport::Receiver {
   // transport::Receiver
   void on_message(std::span<const std::uint8_t> header,
                   std::span<const std::uint8_t> payload) override;
+  // As if the launcher had reported it dead, with the transport's reason.
+  void on_peer_unreachable(int peer, const Status& why) override;
 
  private:
   Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
@@ -409,6 +411,7 @@ class Engine final : public transport::Receiver {
   bool finalized_ = false;
   std::size_t address_bytes_ = 0;
   std::set<int> dead_ranks_;
+  std::map<int, Status> unreachable_;  // dead by the transport's word: why
   // alloc_registered regions by start address: length and registration.
   struct Pinned {
     std::size_t length;

@@ -21,7 +21,17 @@ constexpr auto kFailurePollInterval = std::chrono::milliseconds(10);
 }  // namespace
 
 Status Engine::peer_failed_status(int world_rank) const {
+  if (auto it = unreachable_.find(world_rank); it != unreachable_.end()) {
+    return {ErrorCode::kPeerFailed,
+            "rank " + std::to_string(world_rank) + " is unreachable: " + it->second.message()};
+  }
   return {ErrorCode::kPeerFailed, "rank " + std::to_string(world_rank) + " died"};
+}
+
+void Engine::on_peer_unreachable(int peer, const Status& why) {
+  if (peer < 0 || peer >= world_->size() || is_dead(peer)) return;
+  unreachable_.emplace(peer, why);
+  on_peer_failed(peer);
 }
 
 void Engine::watch_failures() {
@@ -54,8 +64,8 @@ void Engine::on_peer_failed(int dead) {
   if (dead < 0 || dead >= world_->size() || dead == world_->rank()) return;
   if (!dead_ranks_.insert(dead).second) return;
   ++counters_.peers_failed;
-  TW_WARN("engine", "rank " << dead << " died: its pending operations fail");
   const Status failed = peer_failed_status(dead);
+  TW_WARN("engine", failed.message() << ": its pending operations fail");
   requests_.for_each([&](Request* r) {
     if (!r->active || r->complete || !depends_on(*r, dead)) return;
     if (r->kind == RequestKind::kReceive && r->rendezvous == nullptr) {

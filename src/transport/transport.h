@@ -55,6 +55,13 @@ class Receiver {
   virtual ~Receiver() = default;
   virtual void on_message(std::span<const std::uint8_t> header,
                           std::span<const std::uint8_t> payload) = 0;
+  // The transport gave up reaching `peer` (verbs: rdma_cm found no way to
+  // it): messages that waited for the connection are lost, and every later
+  // operation towards it fails. Called from progress().
+  virtual void on_peer_unreachable(PeerId peer, const Status& why) {
+    (void)peer;
+    (void)why;
+  }
 };
 
 // Registered memory, deregistered when destroyed.

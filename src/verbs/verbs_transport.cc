@@ -1136,11 +1136,17 @@ class VerbsTransport final : public transport::Transport {
       TW_ERROR("verbs", f.why.to_string());
       Peer& to = peers_[p];
       to.failed = f.why;
+      Status why = f.why;
       if (!to.backlog.empty()) {
+        // Their sends completed when they were copied: the loss must reach
+        // the engine, which fails what waits on this peer from now on.
+        why = why.with_context(std::to_string(to.backlog.size()) +
+                               " messages that waited for the connection are lost");
         TW_ERROR("verbs", to.backlog.size() << " messages to rank " << p << " are lost");
         to.backlog.clear();
         --backlogged_peers_;
       }
+      if (receiver_ != nullptr) receiver_->on_peer_unreachable(static_cast<int>(p), why);
     }
     return static_cast<unsigned>(made.size() + failed.size());
   }

@@ -27,6 +27,10 @@ using transport::Delivery;
 
 struct Inbox final : transport::Receiver {
   std::vector<std::string> headers, payloads;
+  std::vector<std::pair<int, Status>> unreachable;
+  void on_peer_unreachable(int peer, const Status& why) override {
+    unreachable.emplace_back(peer, why);
+  }
   void on_message(std::span<const std::uint8_t> header,
                   std::span<const std::uint8_t> payload) override {
     headers.emplace_back(reinterpret_cast<const char*>(header.data()), header.size());
@@ -252,6 +256,49 @@ INSTANTIATE_TEST_SUITE_P(BothWays, TransportPair,
                          [](const ::testing::TestParamInfo<VerbsConnectChoice>& p) {
                            return p.param == VerbsConnectChoice::kCm ? "RdmaCm" : "Exchange";
                          });
+
+// A peer that went away before this rank first spoke to it: rdma_cm finds
+// nobody listening, gives up after its retries, and the transport says so
+// to its receiver (the engine then fails what waits on that rank) instead
+// of dropping the waiting messages in silence; later sends fail at once.
+TEST(TransportUnreachable, APeerGoneBeforeFirstContactIsReportedWithTheLoss) {
+  std::string why;
+  if (!testing::open_test_device(&why)) GTEST_SKIP() << why;
+  const char* name = std::getenv("TAGWIRE_DEVICE");
+  std::unique_ptr<transport::Transport> side[2];
+  Inbox inbox;
+  for (int rank = 0; rank < 2; ++rank) {
+    VerbsOptions o;
+    o.device = name != nullptr ? name : "";
+    o.rank = rank;
+    o.size = 2;
+    o.connect = VerbsConnectChoice::kCm;
+    auto t = create_verbs_transport(o);
+    ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+    side[rank] = std::move(t).value();
+  }
+  side[0]->set_receiver(&inbox);
+  std::vector<std::vector<std::uint8_t>> addresses = {side[0]->address(), side[1]->address()};
+  ASSERT_TRUE(side[0]->set_peer_addresses(addresses).is_ok());
+  side[1].reset();  // gone: nothing listens where it said it would
+  for (int i = 0; i < 3; ++i) {
+    auto r =
+        side[0]->send(1, bytes("h"), bytes("lost " + std::to_string(i)), {}, Delivery::kPolled);
+    ASSERT_TRUE(r.is_ok()) << "queued for the connection: " << r.status().to_string();
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (inbox.unreachable.empty() && std::chrono::steady_clock::now() < until) {
+    side[0]->progress();
+  }
+  ASSERT_EQ(inbox.unreachable.size(), 1u) << "no report within 60 s";
+  EXPECT_EQ(inbox.unreachable[0].first, 1);
+  EXPECT_EQ(inbox.unreachable[0].second.code(), ErrorCode::kPeerFailed);
+  EXPECT_NE(inbox.unreachable[0].second.message().find("3 messages"), std::string::npos)
+      << inbox.unreachable[0].second.to_string();
+  auto after = side[0]->send(1, bytes("h"), bytes("late"), {}, Delivery::kPolled);
+  EXPECT_FALSE(after.is_ok()) << "a send to an unreachable peer must fail";
+  EXPECT_TRUE(inbox.payloads.empty());
+}
 
 }  // namespace
 }  // namespace tagwire::verbs
