@@ -17,7 +17,11 @@
 // NIC has matched -- final -- is never also cancelled.
 //
 // The send QP's own receive side takes what the peer's NIC sends back on
-// its tagged QP: the FIN after a rendezvous the NIC read itself.
+// its tagged QP: the FIN after a rendezvous the NIC read itself. (UCX's rc
+// transport pairs its QPs the same way when it offloads tag matching: its
+// comments say the device owns the send side of the QP bound to the
+// TM-SRQ, for the rendezvous READs and ACKs, and the driver wants that QP
+// made with a zero-length send queue. Read there, checked against ours.)
 //
 // Connections are made from addresses exchanged out of band (the
 // bootstrap, or a test). Single-threaded.
