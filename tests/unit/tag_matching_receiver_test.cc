@@ -150,7 +150,7 @@ class ReceiverContract : public ::testing::Test {
     srq_->buffers.pop_front();
     auto* out = static_cast<std::uint8_t*>(buffer.address);
     encode_tm_header(tmh, std::span<std::uint8_t, kTmHeaderBytes>(out, kTmHeaderBytes));
-    std::memcpy(out + kTmHeaderBytes, body.data(), body.size());
+    if (!body.empty()) std::memcpy(out + kTmHeaderBytes, body.data(), body.size());
     TmCompletion c;
     c.wr_id = wr_id;
     c.opcode = opcode;
