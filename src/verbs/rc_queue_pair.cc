@@ -210,6 +210,19 @@ Status RcQueuePair::post_compare_and_swap(std::uint64_t wr_id, LocalBuffer resul
   return post(wr, "ibv_post_send(ATOMIC_CMP_AND_SWP)");
 }
 
+Status post_srq_receive(ibv_srq* srq, std::uint64_t wr_id, LocalBuffer buffer) {
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(buffer.address), buffer.length, buffer.lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_srq_recv(srq, &wr, &bad); rc != 0) {
+    return verbs_error("ibv_post_srq_recv", rc);
+  }
+  return Status::ok();
+}
+
 Result<MrPtr> register_memory(const Device& device, void* address, std::size_t length, int access) {
   MrPtr mr(ibv_reg_mr(device.pd(), address, length, access));
   if (!mr) return verbs_error("ibv_reg_mr(" + std::to_string(length) + " bytes)", errno);

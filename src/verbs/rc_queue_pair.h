@@ -89,6 +89,9 @@ class RcQueuePair {
   std::uint32_t max_inline_ = 0;
 };
 
+// Posts `buffer` to a shared receive queue (wr_id names it in the completion).
+Status post_srq_receive(ibv_srq* srq, std::uint64_t wr_id, LocalBuffer buffer);
+
 // Registers [address, address + length) with the device's PD.
 Result<MrPtr> register_memory(const Device& device, void* address, std::size_t length, int access);
 

@@ -25,7 +25,13 @@ std::uint32_t index_of(std::uint64_t wr_id) {
   return static_cast<std::uint32_t>(wr_id);
 }
 
-constexpr std::uint32_t kFinBufferBytes = 64;  // a FIN is a TMH; room for a mistake's bytes
+constexpr std::uint32_t kFinBufferBytes = 64;
+
+Result<std::uint64_t> nic_tag_of(const matching::Envelope& envelope) {
+  auto tag = matching::encode_nic_tag(envelope);
+  if (!tag) return Status{ErrorCode::kInvalidArgument, "envelope does not fit the 64-bit NIC tag"};
+  return *tag;
+}  // a FIN is a TMH; room for a mistake's bytes
 
 }  // namespace
 
@@ -90,10 +96,15 @@ TagMatchingChannels::~TagMatchingChannels() {
   send_cq_.reset();
 }
 
-Status TagMatchingChannels::check_peer(PeerId peer) const {
+Status TagMatchingChannels::check_range(PeerId peer) const {
   if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) {
     return {ErrorCode::kInvalidRank, "no tag-matching channel to rank " + std::to_string(peer)};
   }
+  return Status::ok();
+}
+
+Status TagMatchingChannels::check_peer(PeerId peer) const {
+  TAGWIRE_RETURN_IF_ERROR(check_range(peer));
   if (!peers_[static_cast<std::size_t>(peer)].connected) {
     return {ErrorCode::kInvalidRank,
             "tag-matching channel to rank " + std::to_string(peer) + " is not connected"};
@@ -107,9 +118,7 @@ ChannelAddress TagMatchingChannels::address(PeerId peer) const {
 }
 
 Status TagMatchingChannels::connect(PeerId peer, const ChannelAddress& remote) {
-  if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) {
-    return {ErrorCode::kInvalidRank, "no tag-matching channel to rank " + std::to_string(peer)};
-  }
+  TAGWIRE_RETURN_IF_ERROR(check_range(peer));
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   TAGWIRE_RETURN_IF_ERROR(p.send->connect(remote.tagged, gid_index_));
   TAGWIRE_RETURN_IF_ERROR(p.tagged->connect(remote.send, gid_index_));
@@ -121,20 +130,16 @@ std::size_t TagMatchingChannels::max_eager() const {
   return options_.receiver.buffer_bytes - kTmHeaderBytes;
 }
 
+std::uint8_t* TagMatchingChannels::fin_buffer(std::uint32_t index) {
+  // After the staging slots, in the same registration.
+  return staging_.data() + std::size_t{options_.staging_slots} * options_.receiver.buffer_bytes +
+         std::size_t{index} * kFinBufferBytes;
+}
+
 Status TagMatchingChannels::post_fin_buffer(std::uint32_t index) {
-  const std::size_t base = std::size_t{options_.staging_slots} * options_.receiver.buffer_bytes;
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(staging_.data() + base +
-                                              std::size_t{index} * kFinBufferBytes),
-              kFinBufferBytes, staging_mr_->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = index;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_srq_recv(fin_srq_.get(), &wr, &bad); rc != 0) {
-    return verbs_error("ibv_post_srq_recv(fin)", rc);
-  }
-  return Status::ok();
+  return post_srq_receive(fin_srq_.get(), index,
+                          {fin_buffer(index), kFinBufferBytes, staging_mr_->lkey})
+      .with_context("FIN buffer");
 }
 
 Status TagMatchingChannels::send_message(PeerId peer, const TmHeader& tmh,
@@ -174,8 +179,8 @@ Status TagMatchingChannels::send_message(PeerId peer, const TmHeader& tmh,
 Status TagMatchingChannels::send_eager(PeerId peer, const matching::Envelope& envelope,
                                        std::uint32_t sender_request,
                                        std::span<const std::uint8_t> payload) {
-  auto tag = matching::encode_nic_tag(envelope);
-  if (!tag) return {ErrorCode::kInvalidArgument, "envelope does not fit the 64-bit NIC tag"};
+  auto tag = nic_tag_of(envelope);
+  if (!tag) return tag.status();
   TAGWIRE_RETURN_IF_ERROR(send_message(peer, {IBV_TMH_EAGER, sender_request, *tag}, {}, payload));
   ++counters_.eager_sent;
   return Status::ok();
@@ -184,8 +189,8 @@ Status TagMatchingChannels::send_eager(PeerId peer, const matching::Envelope& en
 Status TagMatchingChannels::send_rendezvous(PeerId peer, const matching::Envelope& envelope,
                                             std::uint32_t sender_request,
                                             const RendezvousHeader& data) {
-  auto tag = matching::encode_nic_tag(envelope);
-  if (!tag) return {ErrorCode::kInvalidArgument, "envelope does not fit the 64-bit NIC tag"};
+  auto tag = nic_tag_of(envelope);
+  if (!tag) return tag.status();
   std::uint8_t rvh[kRendezvousHeaderBytes];
   encode_rendezvous_header(data, rvh);
   TAGWIRE_RETURN_IF_ERROR(send_message(peer, {IBV_TMH_RNDV, sender_request, *tag}, rvh, {}));
@@ -312,7 +317,6 @@ Status TagMatchingChannels::poll_fins() {
   const int n = ibv_poll_cq(fin_cq_.get(), 16, wc);
   if (n < 0) return verbs_error("ibv_poll_cq(fin)", -n);
   Status first = Status::ok();
-  const std::size_t base = std::size_t{options_.staging_slots} * options_.receiver.buffer_bytes;
   for (int i = 0; i < n; ++i) {
     const auto index = static_cast<std::uint32_t>(wc[i].wr_id);
     if (wc[i].status != IBV_WC_SUCCESS) {
@@ -322,8 +326,8 @@ Status TagMatchingChannels::poll_fins() {
       }
       continue;  // the QP is in error: its buffers come back flushed
     }
-    auto tmh = decode_tm_header({staging_.data() + base + std::size_t{index} * kFinBufferBytes,
-                                 std::min<std::size_t>(wc[i].byte_len, kFinBufferBytes)});
+    auto tmh = decode_tm_header(
+        {fin_buffer(index), std::min<std::size_t>(wc[i].byte_len, kFinBufferBytes)});
     if (tmh && tmh->op == IBV_TMH_FIN) {
       on_fin(wc[i].qp_num, tmh->app_context);
     } else if (first) {

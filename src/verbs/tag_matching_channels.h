@@ -158,12 +158,15 @@ class TagMatchingChannels final : private TagMatchingSink {
                     std::uint32_t id) override;
 
   Result<PeerId> peer_of_tagged_qp(std::uint32_t qp_num) const;
+  Status check_range(PeerId peer) const;
+  // In range and connected.
   Status check_peer(PeerId peer) const;
   // Copies TMH | `extra` | `body` into a staging slot and SENDs it.
   Status send_message(PeerId peer, const TmHeader& tmh, std::span<const std::uint8_t> extra,
                       std::span<const std::uint8_t> body);
   Status poll_sends();
   Status poll_fins();
+  std::uint8_t* fin_buffer(std::uint32_t index);
   Status post_fin_buffer(std::uint32_t index);
   // FINs for the software reads that completed in receives[from..].
   Status send_fins(const std::vector<Completed>& receives, std::size_t from);

@@ -47,16 +47,7 @@ class VerbsTmSrq final : public TmSrq {
   }
 
   Status post_buffer(std::uint64_t wr_id, LocalBuffer buffer) override {
-    ibv_sge sge{reinterpret_cast<std::uint64_t>(buffer.address), buffer.length, buffer.lkey};
-    ibv_recv_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    if (int rc = ibv_post_srq_recv(srq_.get(), &wr, &bad); rc != 0) {
-      return verbs_error("ibv_post_srq_recv", rc);
-    }
-    return Status::ok();
+    return post_srq_receive(srq_.get(), wr_id, buffer);
   }
 
   Result<std::uint32_t> post_op(const NicOp& op, LocalBuffer add_buffer,

@@ -192,15 +192,11 @@ class VerbsTransport final : public transport::Transport {
     // publishes one block of rings for every peer at start-up.
     const bool lazy_rings = cm_ipv4_ != 0;
     const std::size_t ring_bytes = lazy_rings ? 0 : layout_.ring_bytes() * peers;
-    ring_of_.assign(peers, nullptr);
     if (lazy_rings) {
       lazy_rings_.resize(peers);
       lazy_ring_mrs_.resize(peers);
     } else {
       rings_ = aligned_zeroed(ring_bytes);
-      for (std::size_t p = 0; p < peers && rings_; ++p) {
-        ring_of_[p] = rings_.get() + p * layout_.ring_bytes();
-      }
     }
     credit_words_ = aligned_zeroed(peers * 8);
     credit_out_ = aligned_zeroed(peers * 8);
@@ -812,7 +808,9 @@ class VerbsTransport final : public transport::Transport {
     return {staging_.get() + std::size_t{slot} * layout_.slot_size, layout_.slot_size};
   }
   std::span<std::uint8_t> ring_slot(std::size_t sender, std::uint64_t serial) {
-    return {ring_of_[sender] + layout_.slot_offset(serial), layout_.slot_size};
+    std::uint8_t* ring =
+        rings_ ? rings_.get() + sender * layout_.ring_bytes() : lazy_rings_[sender].get();
+    return {ring + layout_.slot_offset(serial), layout_.slot_size};
   }
 
   // Whether the peer has a free slot for our next message, reading the
@@ -1074,7 +1072,6 @@ class VerbsTransport final : public transport::Transport {
       auto mr = verbs::register_memory(device_, ring.get(), layout_.ring_bytes(),
                                        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
       if (!mr) return mr.status().with_context("eager ring of rank " + std::to_string(p));
-      ring_of_[p] = ring.get();
       lazy_rings_[p] = std::move(ring);
       lazy_ring_mrs_[p] = std::move(mr).value();
       counters_.registered_bytes += layout_.ring_bytes();
@@ -1276,7 +1273,6 @@ class VerbsTransport final : public transport::Transport {
   // Under rdma_cm, a ring per peer, made with its connection.
   std::vector<AlignedBytes> lazy_rings_;
   std::vector<MrPtr> lazy_ring_mrs_;
-  std::vector<std::uint8_t*> ring_of_;  // by sender: where its messages land
   std::vector<std::uint64_t> atomic_pool_;
   MrPtr ring_mr_, credit_mr_, credit_out_mr_, staging_mr_, atomic_mr_;
   std::vector<std::uint32_t> free_send_, free_atomic_;
