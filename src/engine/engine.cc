@@ -544,12 +544,18 @@ Status Engine::start_receive(Request* r) {
     // Nothing from a dead sender can still arrive: what it sent before it
     // died was matched above or is lost.
     if (r->peer != matching::kAnySource && is_dead(comm->peer_world_rank(r->peer, r->collective))) {
-      matcher_.cancel_receive(r->receive_handle);
+      (void)withdraw_receive(r->receive_handle);
       note_error(r, peer_failed_status(comm->peer_world_rank(r->peer, r->collective)));
       r->complete = true;
     }
   }
   return Status::ok();
+}
+
+bool Engine::withdraw_receive(matching::ReceiveHandle handle) {
+  // kPending (the NIC's answer decides) needs a NIC holding a copy of the
+  // receive; the engine's matcher has capacity 0, so it never arises here.
+  return matcher_.cancel_receive(handle) == matching::OffloadedMatcher::CancelOutcome::kCancelled;
 }
 
 Status Engine::recv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
@@ -708,7 +714,7 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload)
       return;
     }
   }
-  auto arrival = matcher_.arrive(incoming);
+  auto arrival = matcher_.on_unexpected(incoming, /*sync_requested=*/false);
   message.type = h.type;
   message.origin = h.origin;
   message.source = h.source;
@@ -1050,7 +1056,7 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
         // withdraw it (if a message already matched it, it completes into
         // `in` now or never, and is released when it does).
         for (Request* posted : requests) {
-          if (matcher_.cancel_receive(posted->receive_handle) || posted->complete) {
+          if (withdraw_receive(posted->receive_handle) || posted->complete) {
             release_request(posted);
           } else {
             posted->user_freed = true;
@@ -1225,7 +1231,9 @@ Status Engine::barrier(Communicator* comm) {
 
 EngineCounters Engine::counters() const {
   std::lock_guard lock(mutex_);
-  return counters_;
+  EngineCounters c = counters_;
+  c.matching = matcher_.counters();
+  return c;
 }
 
 transport::TransportCounters Engine::transport_counters() const {

@@ -47,6 +47,7 @@
 #include "engine/window.h"
 #include "engine/wire.h"
 #include "matching/matcher.h"
+#include "matching/offloaded_matcher.h"
 #include "transport/transport.h"
 
 namespace tagwire {
@@ -96,6 +97,9 @@ struct EngineCounters {
   // An agent that enters during a ping-pong is in the application's way.
   std::uint64_t helper_entries = 0;
   std::uint64_t helper_progressed = 0;
+  // Who matched what: software or the NIC, what the NIC was given, and why
+  // receives stayed in software (all in software where no NIC matches).
+  matching::NicMatchingCounters matching;
 };
 
 class Engine final : public transport::Receiver {
@@ -297,6 +301,8 @@ class Engine final : public transport::Receiver {
   // buffered send's user request, for its internal send).
   Status start_send(Request* r, std::optional<SlotTicket>* slot_out = nullptr);
   Status start_receive(Request* r);
+  // Withdraws a posted receive from matching: false if a message took it.
+  bool withdraw_receive(matching::ReceiveHandle handle);
   void complete_null(Request* r);
   void maybe_complete(Request* r);
   void finish(Request* r, MessageStatus* status);
@@ -369,7 +375,10 @@ class Engine final : public transport::Receiver {
   std::unique_ptr<Communicator> self_;
   std::vector<std::unique_ptr<Communicator>> comms_;  // dup / split results
   std::uint32_t next_context_id_ = 2;                 // 0: world, 1: self
-  matching::Matcher matcher_;
+  // Software decides every match; the NIC holds copies of none of the
+  // posted receives (capacity 0) until a transport hands its tag-matching
+  // operations through to the engine (README, "Hardware tag matching").
+  matching::OffloadedMatcher matcher_{0};
   std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> unexpected_;
   std::uint64_t next_unexpected_cookie_ = 1;
   RequestTable requests_;

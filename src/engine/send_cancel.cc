@@ -27,7 +27,7 @@ Status Engine::cancel(Request* r) {
   if (!r->active) return Status::ok();  // nothing under way: reports not cancelled
   if (r->kind == RequestKind::kSend) return cancel_send(r);
   if (r->complete) return Status::ok();
-  if (matcher_.cancel_receive(r->receive_handle)) {
+  if (withdraw_receive(r->receive_handle)) {
     r->status = empty_status();  // other fields are undefined when cancelled
     r->status.cancelled = true;
     r->complete = true;

@@ -80,8 +80,13 @@ class OffloadedMatcher {
   std::optional<IncomingMessage> probe(const ReceivePattern& pattern) const {
     return software_.probe(pattern);
   }
+  // Whether a message arriving in software now would match a posted receive.
+  bool would_match(const Envelope& envelope) const { return software_.would_match(envelope); }
+  // A message mprobe takes is matched (only its mrecv can receive it).
   std::optional<IncomingMessage> mprobe(const ReceivePattern& pattern) {
-    return software_.mprobe(pattern);
+    auto taken = software_.mprobe(pattern);
+    if (taken) ++counters_.matched_by_software;
+    return taken;
   }
   std::optional<IncomingMessage> cancel_unexpected(ContextId context, Rank source,
                                                    std::uint64_t sender_request_id) {

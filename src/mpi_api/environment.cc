@@ -65,6 +65,8 @@ int MPI_Finalize(void) {
   // hang their clean-up on it), while the library is still usable.
   TW_MPI_TRY(MPI_COMM_WORLD, delete_attributes(MPI_COMM_SELF));
   Status s = st.engine->finalize();
+  st.final_counters = st.engine->counters();
+  st.final_transport_counters = st.engine->transport_counters();
   st.engine.reset();
   st.finalized = true;
   TW_MPI_TRY(MPI_COMM_WORLD, s);
@@ -200,6 +202,30 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
       break;
     case MPI_ERR_PROC_FAILED:
       text = "a peer process failed";
+      break;
+    case MPI_T_ERR_NOT_INITIALIZED:
+      text = "MPI_T is not initialized (MPI_T_init_thread)";
+      break;
+    case MPI_T_ERR_INVALID_INDEX:
+      text = "no MPI_T variable has this index";
+      break;
+    case MPI_T_ERR_INVALID_HANDLE:
+      text = "invalid MPI_T handle";
+      break;
+    case MPI_T_ERR_INVALID_SESSION:
+      text = "invalid MPI_T session";
+      break;
+    case MPI_T_ERR_PVAR_NO_STARTSTOP:
+      text = "this performance variable is continuous: it cannot be started or stopped";
+      break;
+    case MPI_T_ERR_PVAR_NO_WRITE:
+      text = "this performance variable is read-only";
+      break;
+    case MPI_T_ERR_INVALID_NAME:
+      text = "no MPI_T variable of this class has this name";
+      break;
+    case MPI_T_ERR_INVALID:
+      text = "invalid MPI_T argument";
       break;
     default:
       break;

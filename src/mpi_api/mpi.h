@@ -461,6 +461,66 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 
+/* The tool information interface (MPI_T), performance variables only:
+ * Tagwire's counters, read-only and continuous, one unsigned long long
+ * each, bound to no object. MPI_T_pvar_get_num and _get_info list them;
+ * MPI_T_pvar_get_index finds one by name ("tagwire_matched_by_nic", ...).
+ * A read before MPI_Init gives 0, after MPI_Finalize the final value.
+ * MPI_T functions return their error code and call no error handler. */
+typedef int MPI_T_enum;
+typedef int MPI_T_pvar_session;
+typedef int MPI_T_pvar_handle;
+#define MPI_T_ENUM_NULL 0
+#define MPI_T_PVAR_SESSION_NULL 0
+#define MPI_T_PVAR_HANDLE_NULL 0
+#define MPI_T_PVAR_ALL_HANDLES (-1)
+#define MPI_T_VERBOSITY_USER_BASIC 0
+#define MPI_T_VERBOSITY_USER_DETAIL 1
+#define MPI_T_VERBOSITY_USER_ALL 2
+#define MPI_T_VERBOSITY_TUNER_BASIC 3
+#define MPI_T_VERBOSITY_TUNER_DETAIL 4
+#define MPI_T_VERBOSITY_TUNER_ALL 5
+#define MPI_T_VERBOSITY_MPIDEV_BASIC 6
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL 7
+#define MPI_T_VERBOSITY_MPIDEV_ALL 8
+#define MPI_T_BIND_NO_OBJECT 0
+#define MPI_T_PVAR_CLASS_STATE 0
+#define MPI_T_PVAR_CLASS_LEVEL 1
+#define MPI_T_PVAR_CLASS_SIZE 2
+#define MPI_T_PVAR_CLASS_PERCENTAGE 3
+#define MPI_T_PVAR_CLASS_HIGHWATERMARK 4
+#define MPI_T_PVAR_CLASS_LOWWATERMARK 5
+#define MPI_T_PVAR_CLASS_COUNTER 6
+#define MPI_T_PVAR_CLASS_AGGREGATE 7
+#define MPI_T_PVAR_CLASS_TIMER 8
+#define MPI_T_PVAR_CLASS_GENERIC 9
+/* Error classes of the MPI_T functions (within MPI_ERR_LASTCODE). */
+#define MPI_T_ERR_NOT_INITIALIZED 60
+#define MPI_T_ERR_INVALID_INDEX 61
+#define MPI_T_ERR_INVALID_HANDLE 62
+#define MPI_T_ERR_INVALID_SESSION 63
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 64
+#define MPI_T_ERR_PVAR_NO_WRITE 65
+#define MPI_T_ERR_INVALID_NAME 66
+#define MPI_T_ERR_INVALID 67
+int MPI_T_init_thread(int required, int* provided);
+int MPI_T_finalize(void);
+int MPI_T_pvar_get_num(int* num_pvar);
+int MPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosity, int* var_class,
+                        MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                        int* bind, int* readonly, int* continuous, int* atomic);
+int MPI_T_pvar_get_index(const char* name, int var_class, int* pvar_index);
+int MPI_T_pvar_session_create(MPI_T_pvar_session* session);
+int MPI_T_pvar_session_free(MPI_T_pvar_session* session);
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* obj_handle,
+                            MPI_T_pvar_handle* handle, int* count);
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle* handle);
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf);
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+
 #ifdef __cplusplus
 }
 #endif

@@ -99,6 +99,10 @@ struct State {
   // Windows (entries stay put: attribute pointers into them are handed out).
   HandleTable<std::unique_ptr<WinEntry>> windows{1};  // 0 is MPI_WIN_NULL
   HandleTable<WinKeyval> win_keyvals{kFirstUserKeyval};
+  // The counters as MPI_Finalize left them: MPI_T reads these once the
+  // engine is gone (tool_interface.cc).
+  engine::EngineCounters final_counters;
+  transport::TransportCounters final_transport_counters;
 };
 
 State& state();

@@ -1,0 +1,166 @@
+/* MPI_T performance variables: Tagwire's counters as a tool sees them.
+ * Rank 1 receives N messages into posted receives, one more into a posted
+ * receive, and N that arrived before their receives; the counters must
+ * move by exactly that much, the NIC must have matched none (no transport
+ * here hands it receives), and every misuse must give its MPI_T error. */
+#include <string.h>
+
+#include "check.h"
+
+enum { N = 12 };
+
+static unsigned long long read_pvar(MPI_T_pvar_session session, const char* name) {
+  int index = -1;
+  CHECK(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) == MPI_SUCCESS);
+  MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
+  int count = 0;
+  CHECK(MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count) == MPI_SUCCESS);
+  CHECK(count == 1);
+  unsigned long long value = ~0ULL;
+  CHECK(MPI_T_pvar_read(session, handle, &value) == MPI_SUCCESS);
+  CHECK(MPI_T_pvar_handle_free(session, &handle) == MPI_SUCCESS);
+  CHECK(handle == MPI_T_PVAR_HANDLE_NULL);
+  return value;
+}
+
+/* Before MPI_Init: the variables are listed and read 0. */
+static void before_init(void) {
+  int provided = -1;
+  CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS);
+  CHECK(provided == MPI_THREAD_SINGLE);
+  int num = 0;
+  CHECK(MPI_T_pvar_get_num(&num) == MPI_SUCCESS);
+  CHECK(num >= 20);
+  int found_nic = 0;
+  for (int i = 0; i < num; ++i) {
+    char name[64];
+    char desc[256];
+    int name_len = sizeof name, desc_len = sizeof desc;
+    int verbosity, var_class, bind, readonly, continuous, atomic;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    CHECK(MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &var_class, &type, &enumtype, desc,
+                              &desc_len, &bind, &readonly, &continuous, &atomic) == MPI_SUCCESS);
+    CHECK(name_len == (int)strlen(name) + 1);
+    CHECK(desc_len > 1);
+    CHECK(var_class == MPI_T_PVAR_CLASS_COUNTER && type == MPI_UNSIGNED_LONG_LONG);
+    CHECK(readonly == 1 && continuous == 1 && bind == MPI_T_BIND_NO_OBJECT);
+    if (strcmp(name, "tagwire_matched_by_nic") == 0) found_nic = 1;
+  }
+  CHECK(found_nic);
+  /* A short buffer is cut with its terminator; the length says what it needs. */
+  char shortname[5];
+  int shortlen = sizeof shortname;
+  CHECK(MPI_T_pvar_get_info(0, shortname, &shortlen, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                            NULL, NULL) == MPI_SUCCESS);
+  CHECK(strlen(shortname) == 4 && shortlen > 5);
+
+  MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+  CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS);
+  CHECK(read_pvar(session, "tagwire_matched_by_software") == 0);
+  CHECK(MPI_T_pvar_session_free(&session) == MPI_SUCCESS);
+}
+
+/* Every misuse gets its own error and changes nothing. */
+static void misuse(void) {
+  int index = -1;
+  CHECK(MPI_T_pvar_get_index("no_such_counter", MPI_T_PVAR_CLASS_COUNTER, &index) ==
+        MPI_T_ERR_INVALID_NAME);
+  CHECK(MPI_T_pvar_get_index("tagwire_matched_by_nic", MPI_T_PVAR_CLASS_TIMER, &index) ==
+        MPI_T_ERR_INVALID_NAME);
+  int num = 0;
+  CHECK(MPI_T_pvar_get_num(&num) == MPI_SUCCESS);
+  CHECK(MPI_T_pvar_get_info(num, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                            NULL) == MPI_T_ERR_INVALID_INDEX);
+  CHECK(MPI_T_pvar_get_info(-1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                            NULL) == MPI_T_ERR_INVALID_INDEX);
+  MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+  CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS);
+  MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
+  int count = 0;
+  CHECK(MPI_T_pvar_handle_alloc(session, num, NULL, &handle, &count) == MPI_T_ERR_INVALID_INDEX);
+  CHECK(MPI_T_pvar_handle_alloc(session + 1000, 0, NULL, &handle, &count) ==
+        MPI_T_ERR_INVALID_SESSION);
+  CHECK(MPI_T_pvar_handle_alloc(session, 0, NULL, &handle, &count) == MPI_SUCCESS);
+  unsigned long long value = 0;
+  CHECK(MPI_T_pvar_start(session, handle) == MPI_T_ERR_PVAR_NO_STARTSTOP);
+  CHECK(MPI_T_pvar_stop(session, handle) == MPI_T_ERR_PVAR_NO_STARTSTOP);
+  CHECK(MPI_T_pvar_write(session, handle, &value) == MPI_T_ERR_PVAR_NO_WRITE);
+  CHECK(MPI_T_pvar_reset(session, handle) == MPI_T_ERR_PVAR_NO_WRITE);
+  CHECK(MPI_T_pvar_read(session, handle + 1000, &value) == MPI_T_ERR_INVALID_HANDLE);
+  CHECK(MPI_T_pvar_read(session, MPI_T_PVAR_ALL_HANDLES, &value) == MPI_T_ERR_INVALID_HANDLE);
+  MPI_T_pvar_session other = MPI_T_PVAR_SESSION_NULL;
+  CHECK(MPI_T_pvar_session_create(&other) == MPI_SUCCESS);
+  CHECK(MPI_T_pvar_read(other, handle, &value) == MPI_T_ERR_INVALID_HANDLE);
+  CHECK(MPI_T_pvar_session_free(&other) == MPI_SUCCESS);
+  /* Freeing the session frees its handles. */
+  MPI_T_pvar_session freed = session;
+  CHECK(MPI_T_pvar_session_free(&session) == MPI_SUCCESS);
+  CHECK(session == MPI_T_PVAR_SESSION_NULL);
+  CHECK(MPI_T_pvar_session_free(&freed) == MPI_T_ERR_INVALID_SESSION);
+  CHECK(MPI_T_pvar_read(freed, handle, &value) == MPI_T_ERR_INVALID_SESSION);
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(MPI_T_ERR_PVAR_NO_WRITE, text, &len);
+  CHECK(strstr(text, "read-only") != NULL);
+}
+
+int main(int argc, char** argv) {
+  before_init();
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  misuse();
+
+  MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+  CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS);
+  /* Nothing else in flight between the two readings on either rank: the
+   * go message is the only traffic from rank 1 to rank 0, the 2N+1 data
+   * messages the only traffic the other way. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  const unsigned long long software0 = read_pvar(session, "tagwire_matched_by_software");
+  const unsigned long long nic0 = read_pvar(session, "tagwire_matched_by_nic");
+  const unsigned long long unexpected0 = read_pvar(session, "tagwire_unexpected_messages");
+  const unsigned long long eager0 = read_pvar(session, "tagwire_eager_sent");
+  int data[2 * N + 1];
+  if (rank == 1) {
+    MPI_Request requests[N + 1];
+    for (int i = 0; i < N; ++i) MPI_Irecv(&data[i], 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &requests[i]);
+    MPI_Irecv(&data[2 * N], 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &requests[N]);
+    MPI_Send(NULL, 0, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    MPI_Waitall(N + 1, requests, MPI_STATUSES_IGNORE);
+    /* Tag 7 came last on the ordered channel: the tag-6 ones are here, unexpected. */
+    for (int i = 0; i < N; ++i)
+      MPI_Recv(&data[N + i], 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 2 * N + 1; ++i) CHECK(data[i] == i);
+    CHECK(read_pvar(session, "tagwire_matched_by_software") - software0 == 2 * N + 1);
+    CHECK(read_pvar(session, "tagwire_unexpected_messages") - unexpected0 == N);
+    CHECK(read_pvar(session, "tagwire_matched_by_nic") - nic0 == 0);
+  } else if (rank == 0) {
+    MPI_Recv(NULL, 0, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 2 * N + 1; ++i) data[i] = i;
+    for (int i = 0; i < N; ++i) MPI_Send(&data[i], 1, MPI_INT, 1, 5, MPI_COMM_WORLD);
+    for (int i = 0; i < N; ++i) MPI_Send(&data[N + i], 1, MPI_INT, 1, 6, MPI_COMM_WORLD);
+    MPI_Send(&data[2 * N], 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+    CHECK(read_pvar(session, "tagwire_eager_sent") - eager0 == 2 * N + 1);
+    CHECK(read_pvar(session, "tagwire_matched_by_software") - software0 == 1); /* the go */
+  }
+  CHECK(MPI_T_pvar_session_free(&session) == MPI_SUCCESS);
+
+  /* MPI_T outlives MPI_Finalize and reads the final values. */
+  int total_failed = 0;
+  const int failed_before = failed;
+  MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS);
+  if (rank == 1) CHECK(read_pvar(session, "tagwire_matched_by_software") >= software0 + 2 * N + 1);
+  CHECK(MPI_T_pvar_session_free(&session) == MPI_SUCCESS);
+  CHECK(MPI_T_finalize() == MPI_SUCCESS);
+  int num = 0;
+  CHECK(MPI_T_pvar_get_num(&num) == MPI_T_ERR_NOT_INITIALIZED);
+  CHECK(MPI_T_finalize() == MPI_T_ERR_NOT_INITIALIZED);
+  total_failed += failed - failed_before; /* this rank's checks after the reduction */
+  if (rank == 0)
+    printf("tool_counters: %d checks passed on rank 0, %d failed\n", passed, total_failed);
+  return total_failed != 0;
+}
