@@ -49,16 +49,14 @@ void OffloadedMatcher::post_del(Entry& entry) {
   post_op(NicOp::Kind::kDel, entry.handle.sequence);
 }
 
-PostResult OffloadedMatcher::post_receive(const ReceivePattern& pattern,
-                                          std::uint64_t receive_cookie, bool nic_may_hold) {
+PostResult OffloadedMatcher::post_receive_offloadable(const ReceivePattern& pattern,
+                                                      std::uint64_t receive_cookie,
+                                                      bool nic_may_hold) {
   PostResult result = software_.post_receive(pattern, receive_cookie);
   if (result.matched) {
     ++counters_.matched_by_software;
     return result;
   }
-  // No NIC (soft-RoCE, UCX): nothing to decide, and nothing to remember
-  // for rule 1, since no later receive can be offloaded either.
-  if (capacity_ == 0) return result;
   const std::uint64_t id = result.handle.sequence;
   auto encoded = encode_nic_pattern(pattern);
   bool offload = false;
@@ -106,14 +104,7 @@ OffloadedMatcher::CancelOutcome OffloadedMatcher::cancel_receive(ReceiveHandle h
   return CancelOutcome::kPending;
 }
 
-ArrivalResult OffloadedMatcher::on_unexpected(const IncomingMessage& message, bool sync_requested) {
-  ++handled_;
-  sync_requested_ = sync_requested_ || sync_requested;
-  ArrivalResult result = software_.arrive(message);
-  if (!result.matched) return result;
-  ++counters_.matched_by_software;
-  if (capacity_ == 0) return result;
-  const std::uint64_t id = result.receive.sequence;
+void OffloadedMatcher::forget_software_match(std::uint64_t id) {
   if (auto it = entries_.find(id); it != entries_.end()) {
     // Rule 3: the NIC's copy goes before anything can re-enable it. The
     // NIC never consumed it: it would have matched this very message.
@@ -122,7 +113,6 @@ ArrivalResult OffloadedMatcher::on_unexpected(const IncomingMessage& message, bo
   } else {
     software_only_.erase(id);
   }
-  return result;
 }
 
 void OffloadedMatcher::on_unmatchable(bool sync_requested) {

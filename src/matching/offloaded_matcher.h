@@ -75,8 +75,16 @@ class OffloadedMatcher {
   // `nic_may_hold` false keeps the receive in software whatever else holds
   // (the verbs layer: a buffer too small for the rendezvous header the NIC
   // would leave in it when it hands a rendezvous back to software).
+  // Without a NIC (capacity 0: soft-RoCE, UCX, every engine today) this is
+  // the plain matcher plus a counter, inline: the engine pays it on every
+  // message, and the out-of-line book cost 10-14 % per post + arrival.
   PostResult post_receive(const ReceivePattern& pattern, std::uint64_t receive_cookie,
-                          bool nic_may_hold = true);
+                          bool nic_may_hold = true) {
+    if (capacity_ != 0) return post_receive_offloadable(pattern, receive_cookie, nic_may_hold);
+    PostResult result = software_.post_receive(pattern, receive_cookie);
+    if (result.matched) ++counters_.matched_by_software;
+    return result;
+  }
   std::optional<IncomingMessage> probe(const ReceivePattern& pattern) const {
     return software_.probe(pattern);
   }
@@ -99,7 +107,15 @@ class OffloadedMatcher {
 
   // ---- What the NIC reports, one call per tag-matching completion.
   // A tagged message the NIC did not match landed in an SRQ buffer.
-  ArrivalResult on_unexpected(const IncomingMessage& message, bool sync_requested);
+  ArrivalResult on_unexpected(const IncomingMessage& message, bool sync_requested) {
+    ++handled_;
+    sync_requested_ = sync_requested_ || sync_requested;
+    ArrivalResult result = software_.arrive(message);
+    if (!result.matched) return result;
+    ++counters_.matched_by_software;
+    if (capacity_ != 0) forget_software_match(result.receive.sequence);
+    return result;
+  }
   // The NIC counted a message as unexpected that software cannot match (a
   // rendezvous FIN, a message without a valid TMH): counted, never queued,
   // so that no probe or receive ever sees it.
@@ -160,6 +176,11 @@ class OffloadedMatcher {
 
   // Rule 1: whether an earlier receive that could take the same message is,
   // or may become, software's alone.
+  PostResult post_receive_offloadable(const ReceivePattern& pattern, std::uint64_t receive_cookie,
+                                      bool nic_may_hold);
+  // Software matched receive `id` to an unexpected message: the NIC's copy
+  // goes (rule 3), or the software-only record does.
+  void forget_software_match(std::uint64_t id);
   bool blocked_by_earlier(const ReceivePattern& pattern) const;
   void post_op(NicOp::Kind kind, std::uint64_t entry, NicTagPattern pattern = {});
   void post_del(Entry& entry);
