@@ -81,11 +81,26 @@ constexpr EnumName<log::Level> kLevelNames[] = {{"error", log::Level::kError},
                                                 {"debug", log::Level::kDebug},
                                                 {"trace", log::Level::kTrace}};
 
-// One setting: its variable name and how to store a parsed value.
+// One setting: its variable name, what it is for, how to store a parsed
+// value, and how to write the value back in the variable's own syntax.
 struct Setting {
   std::string_view name;
+  std::string_view description;
   Status (*apply)(Config& config, std::string_view name, std::string_view text);
+  std::string (*show)(const Config& config);
 };
+
+template <typename Enum, std::size_t N>
+std::string enum_name(Enum value, const EnumName<Enum> (&names)[N]) {
+  for (const auto& entry : names) {
+    if (entry.value == value) return std::string(entry.name);
+  }
+  return "?";
+}
+
+std::string bool_text(bool b) {
+  return b ? "1" : "0";
+}
 
 template <typename T>
 Status store(T& field, Result<T> parsed) {
@@ -95,7 +110,7 @@ Status store(T& field, Result<T> parsed) {
 }
 
 const Setting kSettings[] = {
-    {"TAGWIRE_EAGER_THRESHOLD",
+    {"TAGWIRE_EAGER_THRESHOLD", "largest message sent eagerly, in bytes (larger ones: rendezvous)",
      [](Config& c, std::string_view n, std::string_view t) {
        auto size = parse_size(n, t);
        if (size && *size > (std::size_t{1} << 30)) {
@@ -103,55 +118,67 @@ const Setting kSettings[] = {
        }
        c.eager_threshold_set = true;
        return store(c.eager_threshold, std::move(size));
-     }},
-    {"TAGWIRE_LOG_LEVEL",
+     },
+     [](const Config& c) { return std::to_string(c.eager_threshold); }},
+    {"TAGWIRE_LOG_LEVEL", "what Tagwire logs: error warn info debug trace",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.log_level, parse_enum(n, t, kLevelNames));
-     }},
-    {"TAGWIRE_TRANSPORT",
+     },
+     [](const Config& c) { return enum_name(c.log_level, kLevelNames); }},
+    {"TAGWIRE_TRANSPORT", "transport: auto ucx verbs",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.transport, parse_enum(n, t, kTransportNames));
-     }},
-    {"TAGWIRE_TM",
+     },
+     [](const Config& c) { return enum_name(c.transport, kTransportNames); }},
+    {"TAGWIRE_TM", "hardware tag matching: auto on off",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.tag_matching, parse_enum(n, t, kTagMatchingNames));
-     }},
-    {"TAGWIRE_VERBS_CONNECT",
+     },
+     [](const Config& c) { return enum_name(c.tag_matching, kTagMatchingNames); }},
+    {"TAGWIRE_VERBS_CONNECT", "verbs: how RC QPs connect: auto cm exchange",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.verbs_connect, parse_enum(n, t, kVerbsConnectNames));
-     }},
-    {"TAGWIRE_RCACHE",
+     },
+     [](const Config& c) { return enum_name(c.verbs_connect, kVerbsConnectNames); }},
+    {"TAGWIRE_RCACHE", "verbs: keep user buffers registered between operations (1 0)",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.registration_cache, parse_bool(n, t));
-     }},
-    {"TAGWIRE_VERBS_RING_BUDGET",
+     },
+     [](const Config& c) { return bool_text(c.registration_cache); }},
+    {"TAGWIRE_VERBS_RING_BUDGET", "verbs: bytes the eager rings of all peers may take together",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.verbs_ring_budget, parse_size(n, t));
-     }},
-    {"TAGWIRE_PROGRESS_THREAD",
+     },
+     [](const Config& c) { return std::to_string(c.verbs_ring_budget); }},
+    {"TAGWIRE_PROGRESS_THREAD", "a progress thread drives the transport all the time (1 0)",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.progress_thread, parse_bool(n, t));
-     }},
-    {"TAGWIRE_CANCEL_AGENT",
+     },
+     [](const Config& c) { return bool_text(c.progress_thread); }},
+    {"TAGWIRE_CANCEL_AGENT", "a thread answers send cancels while the application is away (1 0)",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.cancel_agent, parse_bool(n, t));
-     }},
-    {"TAGWIRE_CANCEL_MODE",
+     },
+     [](const Config& c) { return bool_text(c.cancel_agent); }},
+    {"TAGWIRE_CANCEL_MODE", "who decides a send cancel: agent onesided",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.cancel_mode, parse_enum(n, t, kCancelModeNames));
-     }},
-    {"TAGWIRE_DEVICE",
+     },
+     [](const Config& c) { return enum_name(c.cancel_mode, kCancelModeNames); }},
+    {"TAGWIRE_DEVICE", "RDMA device (empty: the nearest one)",
      [](Config& c, std::string_view n, std::string_view t) {
        if (t.empty()) return bad_value(n, t, "a device name such as mlx5_0 or rxe0");
        c.device = std::string(t);
        return Status::ok();
-     }},
-    {"TAGWIRE_PEER_TIMEOUT",
+     },
+     [](const Config& c) { return c.device; }},
+    {"TAGWIRE_PEER_TIMEOUT", "how long an operation may wait for a silent peer",
      [](Config& c, std::string_view n, std::string_view t) {
        auto d = parse_duration(n, t);
        if (d && d->count() == 0) return bad_value(n, t, "a duration above zero");
        return store(c.peer_timeout, std::move(d));
-     }},
+     },
+     [](const Config& c) { return std::to_string(c.peer_timeout.count()) + "ms"; }},
 };
 
 bool is_reserved(std::string_view name) {
@@ -221,6 +248,20 @@ const std::vector<std::string_view>& Config::setting_names() {
     return out;
   }();
   return names;
+}
+
+std::string_view Config::setting_description(std::string_view name) {
+  for (const auto& s : kSettings) {
+    if (s.name == name) return s.description;
+  }
+  return {};
+}
+
+std::string Config::value_text(std::string_view name) const {
+  for (const auto& s : kSettings) {
+    if (s.name == name) return s.show(*this);
+  }
+  return {};
 }
 
 Result<Config> Config::from_variables(const std::map<std::string, std::string>& variables) {

@@ -75,6 +75,11 @@ struct Config {
 
   // Names of every setting, for messages and --help.
   static const std::vector<std::string_view>& setting_names();
+  // What a setting is for, in a line (empty for an unknown name).
+  static std::string_view setting_description(std::string_view name);
+  // A setting's value in its variable's syntax: from_variables() of every
+  // value_text() gives this config back (empty for an unknown name).
+  std::string value_text(std::string_view name) const;
 };
 
 // Parsers shared with the command-line tools. Each names `what` in its error.

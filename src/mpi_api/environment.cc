@@ -66,6 +66,7 @@ int MPI_Finalize(void) {
   TW_MPI_TRY(MPI_COMM_WORLD, delete_attributes(MPI_COMM_SELF));
   Status s = st.engine->finalize();
   st.final_counters = st.engine->counters();
+  st.final_config = st.engine->config();
   st.final_transport_counters = st.engine->transport_counters();
   st.engine.reset();
   st.finalized = true;
@@ -225,7 +226,10 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
       text = "no MPI_T variable of this class has this name";
       break;
     case MPI_T_ERR_INVALID:
-      text = "invalid MPI_T argument";
+      text = "invalid MPI_T argument (or, for a control variable, TAGWIRE_* is invalid)";
+      break;
+    case MPI_T_ERR_CVAR_SET_NEVER:
+      text = "this control variable is read-only (set its TAGWIRE_* environment variable)";
       break;
     default:
       break;

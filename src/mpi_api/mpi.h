@@ -461,7 +461,12 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 
-/* The tool information interface (MPI_T), performance variables only:
+/* The tool information interface (MPI_T). Control variables: every
+ * TAGWIRE_* setting, read-only (environment variables set them), as a
+ * string in the variable's own syntax (MPI_CHAR, count 256), named in
+ * lower case ("tagwire_eager_threshold"); during MPI_Init..MPI_Finalize the
+ * values in effect, otherwise what the environment says.
+ * Performance variables:
  * Tagwire's counters, read-only and continuous, one unsigned long long
  * each, bound to no object. MPI_T_pvar_get_num and _get_info list them;
  * MPI_T_pvar_get_index finds one by name ("tagwire_matched_by_nic", ...).
@@ -470,6 +475,15 @@ int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 typedef int MPI_T_enum;
 typedef int MPI_T_pvar_session;
 typedef int MPI_T_pvar_handle;
+typedef int MPI_T_cvar_handle;
+#define MPI_T_CVAR_HANDLE_NULL 0
+#define MPI_T_SCOPE_CONSTANT 0
+#define MPI_T_SCOPE_READONLY 1
+#define MPI_T_SCOPE_LOCAL 2
+#define MPI_T_SCOPE_GROUP 3
+#define MPI_T_SCOPE_GROUP_EQ 4
+#define MPI_T_SCOPE_ALL 5
+#define MPI_T_SCOPE_ALL_EQ 6
 #define MPI_T_ENUM_NULL 0
 #define MPI_T_PVAR_SESSION_NULL 0
 #define MPI_T_PVAR_HANDLE_NULL 0
@@ -503,8 +517,19 @@ typedef int MPI_T_pvar_handle;
 #define MPI_T_ERR_PVAR_NO_WRITE 65
 #define MPI_T_ERR_INVALID_NAME 66
 #define MPI_T_ERR_INVALID 67
+#define MPI_T_ERR_CVAR_SET_NEVER 68
 int MPI_T_init_thread(int required, int* provided);
 int MPI_T_finalize(void);
+int MPI_T_cvar_get_num(int* num_cvar);
+int MPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
+                        MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                        int* bind, int* scope);
+int MPI_T_cvar_get_index(const char* name, int* cvar_index);
+int MPI_T_cvar_handle_alloc(int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle,
+                            int* count);
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle* handle);
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf);
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf);
 int MPI_T_pvar_get_num(int* num_pvar);
 int MPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosity, int* var_class,
                         MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,

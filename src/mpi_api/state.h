@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -103,6 +104,7 @@ struct State {
   // engine is gone (tool_interface.cc).
   engine::EngineCounters final_counters;
   transport::TransportCounters final_transport_counters;
+  std::optional<Config> final_config;
 };
 
 State& state();

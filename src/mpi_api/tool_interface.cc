@@ -1,9 +1,13 @@
-// MPI_T performance variables: the engine's, the matcher's and the
-// transport's counters, readable by any tool that speaks MPI_T (MPI-4.1
-// §15.3.7) without knowing Tagwire. Every variable is a read-only,
-// continuous MPI_T_PVAR_CLASS_COUNTER of one unsigned long long, bound to
-// no object; sessions and handles only name which one to read.
+// MPI_T, the tool information interface (MPI-4.1 §15.3), so that a tool
+// reads Tagwire's settings and counters without knowing Tagwire:
+//  - control variables: the TAGWIRE_* settings, read-only strings in the
+//    environment variable's syntax (set them in the environment);
+//  - performance variables: the engine's, the matcher's and the
+//    transport's counters, each a read-only, continuous
+//    MPI_T_PVAR_CLASS_COUNTER of one unsigned long long, bound to no
+//    object; sessions and handles only name which one to read.
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -99,7 +103,12 @@ struct ToolState {
     int pvar;
   };
   std::unordered_map<int, Handle> handles;
+  std::unordered_map<int, int> cvar_handles;  // handle -> setting index
 };
+
+// A control variable's value is at most this long (MPI_CHAR elements,
+// terminator included): the count a handle reports.
+constexpr int kCvarChars = 256;
 
 ToolState& tool() {
   static ToolState t;
@@ -110,6 +119,21 @@ Snapshot snapshot() {
   State& st = state();
   if (st.engine) return {st.engine->counters(), st.engine->transport_counters()};
   return {st.final_counters, st.final_transport_counters};  // zeros before MPI_Init
+}
+
+// The settings in effect: the engine's while it runs, what MPI_Finalize
+// left, or (before MPI_Init) what the environment says.
+Result<Config> current_config() {
+  State& st = state();
+  if (st.engine) return st.engine->config();
+  if (st.final_config) return *st.final_config;
+  return Config::from_environment();
+}
+
+std::string lower_name(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 // MPI_T's string convention: *len in is the buffer's size, out the string's
@@ -165,8 +189,104 @@ int MPI_T_finalize(void) {
   if (--t.init_count == 0) {
     t.sessions.clear();
     t.handles.clear();
+    t.cvar_handles.clear();
   }
   return MPI_SUCCESS;
+}
+
+int MPI_T_cvar_get_num(int* num_cvar) {
+  std::lock_guard lock(tool().mutex);
+  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (num_cvar == nullptr) return MPI_T_ERR_INVALID;
+  *num_cvar = static_cast<int>(Config::setting_names().size());
+  return MPI_SUCCESS;
+}
+
+int MPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
+                        MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                        int* bind, int* scope) {
+  std::lock_guard lock(tool().mutex);
+  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  const auto& names = Config::setting_names();
+  if (cvar_index < 0 || cvar_index >= static_cast<int>(names.size())) {
+    return MPI_T_ERR_INVALID_INDEX;
+  }
+  const std::string_view setting = names[static_cast<std::size_t>(cvar_index)];
+  copy_out(lower_name(setting), name, name_len);
+  copy_out(Config::setting_description(setting), desc, desc_len);
+  if (verbosity != nullptr) *verbosity = MPI_T_VERBOSITY_USER_BASIC;
+  if (datatype != nullptr) *datatype = MPI_CHAR;
+  if (enumtype != nullptr) *enumtype = MPI_T_ENUM_NULL;
+  if (bind != nullptr) *bind = MPI_T_BIND_NO_OBJECT;
+  if (scope != nullptr) *scope = MPI_T_SCOPE_READONLY;
+  return MPI_SUCCESS;
+}
+
+int MPI_T_cvar_get_index(const char* name, int* cvar_index) {
+  std::lock_guard lock(tool().mutex);
+  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (name == nullptr || cvar_index == nullptr) return MPI_T_ERR_INVALID;
+  const auto& names = Config::setting_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (lower_name(names[i]) == name) {
+      *cvar_index = static_cast<int>(i);
+      return MPI_SUCCESS;
+    }
+  }
+  return MPI_T_ERR_INVALID_NAME;
+}
+
+int MPI_T_cvar_handle_alloc(int cvar_index, void* /*obj_handle*/, MPI_T_cvar_handle* handle,
+                            int* count) {
+  std::lock_guard lock(tool().mutex);
+  ToolState& t = tool();
+  if (t.init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (cvar_index < 0 || cvar_index >= static_cast<int>(Config::setting_names().size())) {
+    return MPI_T_ERR_INVALID_INDEX;
+  }
+  if (handle == nullptr || count == nullptr) return MPI_T_ERR_INVALID;
+  *handle = t.next_handle++;
+  t.cvar_handles[*handle] = cvar_index;
+  *count = kCvarChars;
+  return MPI_SUCCESS;
+}
+
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle* handle) {
+  std::lock_guard lock(tool().mutex);
+  ToolState& t = tool();
+  if (t.init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (handle == nullptr || t.cvar_handles.erase(*handle) == 0) return MPI_T_ERR_INVALID_HANDLE;
+  *handle = MPI_T_CVAR_HANDLE_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
+  int index = -1;
+  {
+    std::lock_guard lock(tool().mutex);
+    ToolState& t = tool();
+    if (t.init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+    auto it = t.cvar_handles.find(handle);
+    if (it == t.cvar_handles.end()) return MPI_T_ERR_INVALID_HANDLE;
+    index = it->second;
+  }
+  if (buf == nullptr) return MPI_T_ERR_INVALID;
+  // Outside MPI_T's lock, as in MPI_T_pvar_read: the engine's lock is next.
+  auto config = current_config();
+  if (!config) return MPI_T_ERR_INVALID;  // a TAGWIRE_* value MPI_Init would refuse
+  const std::string text =
+      config->value_text(Config::setting_names()[static_cast<std::size_t>(index)]);
+  int len = kCvarChars;
+  copy_out(text, static_cast<char*>(buf), &len);
+  return MPI_SUCCESS;
+}
+
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void* /*buf*/) {
+  std::lock_guard lock(tool().mutex);
+  ToolState& t = tool();
+  if (t.init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (t.cvar_handles.count(handle) == 0) return MPI_T_ERR_INVALID_HANDLE;
+  return MPI_T_ERR_CVAR_SET_NEVER;
 }
 
 int MPI_T_pvar_get_num(int* num_pvar) {

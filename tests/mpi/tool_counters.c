@@ -1,8 +1,11 @@
-/* MPI_T performance variables: Tagwire's counters as a tool sees them.
+/* MPI_T control variables (the TAGWIRE_* settings) and performance
+ * variables (Tagwire's counters) as a tool sees them.
  * Rank 1 receives N messages into posted receives, one more into a posted
  * receive, and N that arrived before their receives; the counters must
  * move by exactly that much, the NIC must have matched none (no transport
  * here hands it receives), and every misuse must give its MPI_T error. */
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -22,6 +25,59 @@ static unsigned long long read_pvar(MPI_T_pvar_session session, const char* name
   CHECK(handle == MPI_T_PVAR_HANDLE_NULL);
   return value;
 }
+
+/* A control variable's value, as a string. */
+static void read_cvar(const char* name, char* value) {
+  int index = -1, count = 0;
+  value[0] = '\0';
+  CHECK(MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS);
+  MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
+  CHECK(MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) == MPI_SUCCESS);
+  CHECK(count >= 64);
+  CHECK(MPI_T_cvar_read(handle, value) == MPI_SUCCESS);
+  CHECK(MPI_T_cvar_write(handle, value) == MPI_T_ERR_CVAR_SET_NEVER);
+  CHECK(MPI_T_cvar_handle_free(&handle) == MPI_SUCCESS);
+  CHECK(handle == MPI_T_CVAR_HANDLE_NULL);
+  CHECK(MPI_T_cvar_read(handle, value) == MPI_T_ERR_INVALID_HANDLE || value[0] != '\0');
+}
+
+/* Before MPI_Init: the settings are listed with what the environment says. */
+static void control_variables_before_init(void) {
+  int num = 0;
+  CHECK(MPI_T_cvar_get_num(&num) == MPI_SUCCESS);
+  CHECK(num >= 12);
+  for (int i = 0; i < num; ++i) {
+    char name[64], desc[256];
+    int name_len = sizeof name, desc_len = sizeof desc, verbosity, bind, scope;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    CHECK(MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len,
+                              &bind, &scope) == MPI_SUCCESS);
+    CHECK(strncmp(name, "tagwire_", 8) == 0 && desc_len > 1);
+    CHECK(type == MPI_CHAR && scope == MPI_T_SCOPE_READONLY && bind == MPI_T_BIND_NO_OBJECT);
+  }
+  CHECK(MPI_T_cvar_get_info(num, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) ==
+        MPI_T_ERR_INVALID_INDEX);
+  int index = -1;
+  CHECK(MPI_T_cvar_get_index("TAGWIRE_TRANSPORT", &index) == MPI_T_ERR_INVALID_NAME);
+  MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
+  int count = 0;
+  CHECK(MPI_T_cvar_handle_alloc(num, NULL, &handle, &count) == MPI_T_ERR_INVALID_INDEX);
+  /* The transport as the environment gives it (the launcher's test env). */
+  char value[256], expected[256] = "auto";
+  const char* env = getenv("TAGWIRE_TRANSPORT");
+  if (env != NULL && env[0] != '\0') {
+    size_t i = 0;
+    for (; env[i] != '\0' && i + 1 < sizeof expected; ++i) expected[i] = (char)tolower(env[i]);
+    expected[i] = '\0';
+  }
+  read_cvar("tagwire_transport", value);
+  CHECK(strcmp(value, expected) == 0);
+}
+
+/* While MPI runs, the eager threshold read is the one in effect: a message
+ * of exactly that size goes eagerly, one byte more by rendezvous. */
+static void threshold_in_effect(MPI_T_pvar_session session);
 
 /* Before MPI_Init: the variables are listed and read 0. */
 static void before_init(void) {
@@ -107,6 +163,7 @@ static void misuse(void) {
 
 int main(int argc, char** argv) {
   before_init();
+  control_variables_before_init();
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -114,9 +171,10 @@ int main(int argc, char** argv) {
 
   MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
   CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS);
-  /* Nothing else in flight between the two readings on either rank: the
+  /* Nothing else in flight between the two readings on rank 0 and 1: the
    * go message is the only traffic from rank 1 to rank 0, the 2N+1 data
-   * messages the only traffic the other way. */
+   * messages the only traffic the other way, and every rank waits for
+   * rank 1's word that it has read before it sends anything more. */
   MPI_Barrier(MPI_COMM_WORLD);
   const unsigned long long software0 = read_pvar(session, "tagwire_matched_by_software");
   const unsigned long long nic0 = read_pvar(session, "tagwire_matched_by_nic");
@@ -136,6 +194,10 @@ int main(int argc, char** argv) {
     CHECK(read_pvar(session, "tagwire_matched_by_software") - software0 == 2 * N + 1);
     CHECK(read_pvar(session, "tagwire_unexpected_messages") - unexpected0 == N);
     CHECK(read_pvar(session, "tagwire_matched_by_nic") - nic0 == 0);
+    /* Only now may any rank send anything else (a collective's message
+     * would land here unexpected before the readings above). */
+    for (int other = 0; other < size; ++other)
+      if (other != 1) MPI_Send(NULL, 0, MPI_INT, other, 2, MPI_COMM_WORLD);
   } else if (rank == 0) {
     MPI_Recv(NULL, 0, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     for (int i = 0; i < 2 * N + 1; ++i) data[i] = i;
@@ -144,7 +206,11 @@ int main(int argc, char** argv) {
     MPI_Send(&data[2 * N], 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
     CHECK(read_pvar(session, "tagwire_eager_sent") - eager0 == 2 * N + 1);
     CHECK(read_pvar(session, "tagwire_matched_by_software") - software0 == 1); /* the go */
+    MPI_Recv(NULL, 0, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Recv(NULL, 0, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
+  threshold_in_effect(session);
   CHECK(MPI_T_pvar_session_free(&session) == MPI_SUCCESS);
 
   /* MPI_T outlives MPI_Finalize and reads the final values. */
@@ -163,4 +229,26 @@ int main(int argc, char** argv) {
   if (rank == 0)
     printf("tool_counters: %d checks passed on rank 0, %d failed\n", passed, total_failed);
   return total_failed != 0;
+}
+
+static void threshold_in_effect(MPI_T_pvar_session session) {
+  char value[256];
+  read_cvar("tagwire_eager_threshold", value);
+  const long threshold = atol(value);
+  CHECK(threshold > 0 && threshold <= (1L << 30));
+  if (threshold <= 0 || threshold > (1L << 30)) return;
+  char* buffer = calloc((size_t)threshold + 1, 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const unsigned long long eager0 = read_pvar(session, "tagwire_eager_sent");
+  const unsigned long long rendezvous0 = read_pvar(session, "tagwire_rendezvous_sent");
+  if (rank == 0) {
+    MPI_Send(buffer, (int)threshold, MPI_BYTE, 1, 9, MPI_COMM_WORLD);
+    MPI_Send(buffer, (int)threshold + 1, MPI_BYTE, 1, 9, MPI_COMM_WORLD);
+    CHECK(read_pvar(session, "tagwire_eager_sent") - eager0 == 1);
+    CHECK(read_pvar(session, "tagwire_rendezvous_sent") - rendezvous0 == 1);
+  } else if (rank == 1) {
+    MPI_Recv(buffer, (int)threshold + 1, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(buffer, (int)threshold + 1, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  free(buffer);
 }

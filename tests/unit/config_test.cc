@@ -50,6 +50,40 @@ TEST(Config, ReadsEverySetting) {
   EXPECT_EQ(Config::setting_names().size(), 12u);
 }
 
+// value_text() writes each setting in its variable's syntax: reading every
+// value back gives the same values (MPI_T's control variables show these).
+TEST(Config, ValuesReadBackAsTheyWereWritten) {
+  const Vars given{{"TAGWIRE_EAGER_THRESHOLD", "64K"},  {"TAGWIRE_LOG_LEVEL", "DEBUG"},
+                   {"TAGWIRE_TRANSPORT", "verbs"},      {"TAGWIRE_TM", "off"},
+                   {"TAGWIRE_VERBS_CONNECT", "cm"},     {"TAGWIRE_RCACHE", "no"},
+                   {"TAGWIRE_VERBS_RING_BUDGET", "1G"}, {"TAGWIRE_PROGRESS_THREAD", "yes"},
+                   {"TAGWIRE_CANCEL_AGENT", "off"},     {"TAGWIRE_CANCEL_MODE", "onesided"},
+                   {"TAGWIRE_DEVICE", "mlx5_0"},        {"TAGWIRE_PEER_TIMEOUT", "2m"}};
+  for (const Vars& vars : {given, Vars{}}) {
+    auto config = Config::from_variables(vars);
+    ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+    Vars written;
+    for (auto name : Config::setting_names()) {
+      EXPECT_FALSE(Config::setting_description(name).empty()) << name;
+      std::string text = config->value_text(name);
+      if (!text.empty()) written[std::string(name)] = text;  // an unset device is empty
+    }
+    auto again = Config::from_variables(written);
+    ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+    for (auto name : Config::setting_names()) {
+      EXPECT_EQ(again->value_text(name), config->value_text(name)) << name;
+    }
+  }
+  auto config = Config::from_variables(given);
+  ASSERT_TRUE(config.is_ok());
+  EXPECT_EQ(config->value_text("TAGWIRE_EAGER_THRESHOLD"), "65536");
+  EXPECT_EQ(config->value_text("TAGWIRE_LOG_LEVEL"), "debug");
+  EXPECT_EQ(config->value_text("TAGWIRE_RCACHE"), "0");
+  EXPECT_EQ(config->value_text("TAGWIRE_PEER_TIMEOUT"), "120000ms");
+  EXPECT_EQ(config->value_text("TAGWIRE_NO_SUCH"), "");
+  EXPECT_EQ(Config::setting_description("TAGWIRE_NO_SUCH"), "");
+}
+
 struct BadCase {
   const char* name;
   const char* value;
