@@ -148,6 +148,15 @@ void copy_out(std::string_view text, char* out, int* len) {
   *len = static_cast<int>(text.size() + 1);
 }
 
+// MPI_T_cvar_get_num and MPI_T_pvar_get_num.
+int report_count(int* out, int count) {
+  std::lock_guard lock(tool().mutex);
+  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (out == nullptr) return MPI_T_ERR_INVALID;
+  *out = count;
+  return MPI_SUCCESS;
+}
+
 // The session and handle checks every per-handle call shares; `pvar` out.
 int find_handle(MPI_T_pvar_session session, MPI_T_pvar_handle handle, int* pvar) {
   ToolState& t = tool();
@@ -195,11 +204,7 @@ int MPI_T_finalize(void) {
 }
 
 int MPI_T_cvar_get_num(int* num_cvar) {
-  std::lock_guard lock(tool().mutex);
-  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
-  if (num_cvar == nullptr) return MPI_T_ERR_INVALID;
-  *num_cvar = static_cast<int>(Config::setting_names().size());
-  return MPI_SUCCESS;
+  return report_count(num_cvar, static_cast<int>(Config::setting_names().size()));
 }
 
 int MPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
@@ -290,11 +295,7 @@ int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void* /*buf*/) {
 }
 
 int MPI_T_pvar_get_num(int* num_pvar) {
-  std::lock_guard lock(tool().mutex);
-  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
-  if (num_pvar == nullptr) return MPI_T_ERR_INVALID;
-  *num_pvar = kPvarCount;
-  return MPI_SUCCESS;
+  return report_count(num_pvar, kPvarCount);
 }
 
 int MPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosity, int* var_class,
