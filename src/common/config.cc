@@ -181,6 +181,13 @@ const Setting kSettings[] = {
      [](const Config& c) { return std::to_string(c.peer_timeout.count()) + "ms"; }},
 };
 
+const Setting* find_setting(std::string_view name) {
+  for (const auto& s : kSettings) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
 bool is_reserved(std::string_view name) {
   return std::any_of(std::begin(kReservedPrefixes), std::end(kReservedPrefixes),
                      [&](std::string_view p) { return name.starts_with(p); });
@@ -251,27 +258,20 @@ const std::vector<std::string_view>& Config::setting_names() {
 }
 
 std::string_view Config::setting_description(std::string_view name) {
-  for (const auto& s : kSettings) {
-    if (s.name == name) return s.description;
-  }
-  return {};
+  const Setting* s = find_setting(name);
+  return s != nullptr ? s->description : std::string_view{};
 }
 
 std::string Config::value_text(std::string_view name) const {
-  for (const auto& s : kSettings) {
-    if (s.name == name) return s.show(*this);
-  }
-  return {};
+  const Setting* s = find_setting(name);
+  return s != nullptr ? s->show(*this) : std::string{};
 }
 
 Result<Config> Config::from_variables(const std::map<std::string, std::string>& variables) {
   Config config;
   for (const auto& [name, value] : variables) {
     if (!std::string_view(name).starts_with(kPrefix) || is_reserved(name)) continue;
-    const Setting* setting = nullptr;
-    for (const auto& s : kSettings) {
-      if (s.name == name) setting = &s;
-    }
+    const Setting* setting = find_setting(name);
     if (setting == nullptr) {
       std::string message = name + " is not a Tagwire setting; known settings:";
       for (auto known : setting_names()) {

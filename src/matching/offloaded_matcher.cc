@@ -49,15 +49,9 @@ void OffloadedMatcher::post_del(Entry& entry) {
   post_op(NicOp::Kind::kDel, entry.handle.sequence);
 }
 
-PostResult OffloadedMatcher::post_receive_offloadable(const ReceivePattern& pattern,
-                                                      std::uint64_t receive_cookie,
-                                                      bool nic_may_hold) {
-  PostResult result = software_.post_receive(pattern, receive_cookie);
-  if (result.matched) {
-    ++counters_.matched_by_software;
-    return result;
-  }
-  const std::uint64_t id = result.handle.sequence;
+void OffloadedMatcher::offer_to_nic(ReceiveHandle handle, const ReceivePattern& pattern,
+                                    std::uint64_t receive_cookie, bool nic_may_hold) {
+  const std::uint64_t id = handle.sequence;
   auto encoded = encode_nic_pattern(pattern);
   bool offload = false;
   if (!nic_may_hold) {
@@ -73,17 +67,16 @@ PostResult OffloadedMatcher::post_receive_offloadable(const ReceivePattern& patt
   }
   if (!offload) {
     software_only_.emplace(id, pattern);
-    return result;
+    return;
   }
   Entry entry;
-  entry.handle = result.handle;
+  entry.handle = handle;
   entry.pattern = pattern;
   entry.cookie = receive_cookie;
   entry.added_with = handled_;
   entries_.emplace(id, entry);
   ++counters_.offloaded;
   post_op(NicOp::Kind::kAdd, id, *encoded);
-  return result;
 }
 
 OffloadedMatcher::CancelOutcome OffloadedMatcher::cancel_receive(ReceiveHandle handle) {

@@ -80,9 +80,12 @@ class OffloadedMatcher {
   // message, and the out-of-line book cost 10-14 % per post + arrival.
   PostResult post_receive(const ReceivePattern& pattern, std::uint64_t receive_cookie,
                           bool nic_may_hold = true) {
-    if (capacity_ != 0) return post_receive_offloadable(pattern, receive_cookie, nic_may_hold);
     PostResult result = software_.post_receive(pattern, receive_cookie);
-    if (result.matched) ++counters_.matched_by_software;
+    if (result.matched) {
+      ++counters_.matched_by_software;
+    } else if (capacity_ != 0) {
+      offer_to_nic(result.handle, pattern, receive_cookie, nic_may_hold);
+    }
     return result;
   }
   std::optional<IncomingMessage> probe(const ReceivePattern& pattern) const {
@@ -174,13 +177,15 @@ class OffloadedMatcher {
     bool del_failed = false;  // the DEL found the entry gone
   };
 
-  // Rule 1: whether an earlier receive that could take the same message is,
-  // or may become, software's alone.
-  PostResult post_receive_offloadable(const ReceivePattern& pattern, std::uint64_t receive_cookie,
-                                      bool nic_may_hold);
+  // A receive software queued: handed to the NIC (a TAG_ADD), or kept in
+  // software with the counter that says why.
+  void offer_to_nic(ReceiveHandle handle, const ReceivePattern& pattern,
+                    std::uint64_t receive_cookie, bool nic_may_hold);
   // Software matched receive `id` to an unexpected message: the NIC's copy
   // goes (rule 3), or the software-only record does.
   void forget_software_match(std::uint64_t id);
+  // Rule 1: whether an earlier receive that could take the same message is,
+  // or may become, software's alone.
   bool blocked_by_earlier(const ReceivePattern& pattern) const;
   void post_op(NicOp::Kind kind, std::uint64_t entry, NicTagPattern pattern = {});
   void post_del(Entry& entry);

@@ -25,13 +25,13 @@ std::uint32_t index_of(std::uint64_t wr_id) {
   return static_cast<std::uint32_t>(wr_id);
 }
 
-constexpr std::uint32_t kFinBufferBytes = 64;
+constexpr std::uint32_t kFinBufferBytes = 64;  // a FIN is a TMH; room for a mistake's bytes
 
 Result<std::uint64_t> nic_tag_of(const matching::Envelope& envelope) {
   auto tag = matching::encode_nic_tag(envelope);
   if (!tag) return Status{ErrorCode::kInvalidArgument, "envelope does not fit the 64-bit NIC tag"};
   return *tag;
-}  // a FIN is a TMH; room for a mistake's bytes
+}
 
 }  // namespace
 
