@@ -101,6 +101,25 @@ Result<std::unique_ptr<Engine>> Engine::create_from_environment() {
   return create(*config, std::move(bootstrap).value());
 }
 
+transport::TagOffload* Engine::usable_tag_offload() const {
+  transport::TagOffload* tm = transport_->tag_offload();
+  if (tm == nullptr) return nullptr;
+  const std::size_t largest =
+      sizeof(Header) + std::max<std::size_t>(config_.eager_threshold, kMaxRemoteKey);
+  if (one_sided_) {
+    // A one-sided cancel's receiver claims the message's slot descriptor
+    // before it lets a receive take it; the NIC takes it without asking.
+    TW_INFO("engine", "tag matching in software: one-sided send cancel needs every match");
+    return nullptr;
+  }
+  if (tm->max_tagged_message() < largest) {
+    TW_WARN("engine", "tag matching in software: the NIC's buffers hold "
+                          << tm->max_tagged_message() << " B, a message may need " << largest);
+    return nullptr;
+  }
+  return tm;
+}
+
 Status Engine::start_up() {
   const int rank = bootstrap_->rank();
   const int size = bootstrap_->size();
@@ -109,13 +128,19 @@ Status Engine::start_up() {
   // Each rank publishes its eager threshold with its address: ranks that
   // disagree would drop each other's messages, so refuse to start instead.
   // So does the cancel mode: a one-sided sender needs the receiver's slot
-  // descriptors, published here, and a receiver that claims them.
-  std::vector<std::uint8_t> mine(2 * sizeof(std::uint64_t));
+  // descriptors, published here, and a receiver that claims them. And so
+  // does the NIC's tag matching: a rank that sends untagged to one that
+  // offloads would still be matched in order, but a job that asked for the
+  // NIC and got it on some ranks only is a setup to report, not to run.
+  std::vector<std::uint8_t> mine(3 * sizeof(std::uint64_t));
   std::uint64_t threshold = config_.eager_threshold;
   const std::uint64_t mode = config_.cancel_mode == CancelMode::kOneSided ? 1 : 0;
+  one_sided_ = mode == 1;
+  transport::TagOffload* offload = usable_tag_offload();
+  const std::uint64_t offloads = offload != nullptr ? 1 : 0;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
   std::memcpy(mine.data() + sizeof(threshold), &mode, sizeof(mode));
-  one_sided_ = mode == 1;
+  std::memcpy(mine.data() + 2 * sizeof(threshold), &offloads, sizeof(offloads));
   if (one_sided_) {
     TAGWIRE_RETURN_IF_ERROR(publish_slot_table(&mine));
     remote_slots_.resize(static_cast<std::size_t>(size));
@@ -130,11 +155,13 @@ Status Engine::start_up() {
     auto& entry = (*all)[static_cast<std::size_t>(r)];
     std::uint64_t theirs = 0;
     std::uint64_t their_mode = 0;
-    if (entry.size() < sizeof(theirs) + sizeof(their_mode)) {
+    std::uint64_t their_offload = 0;
+    if (entry.size() < 3 * sizeof(theirs)) {
       return Status(ErrorCode::kProtocol, "malformed address from rank " + std::to_string(r));
     }
     std::memcpy(&theirs, entry.data(), sizeof(theirs));
     std::memcpy(&their_mode, entry.data() + sizeof(theirs), sizeof(their_mode));
+    std::memcpy(&their_offload, entry.data() + 2 * sizeof(theirs), sizeof(their_offload));
     if (theirs != threshold) {
       return Status(ErrorCode::kConfig,
                     "TAGWIRE_EAGER_THRESHOLD differs between ranks (" + std::to_string(threshold) +
@@ -144,13 +171,25 @@ Status Engine::start_up() {
       return Status(ErrorCode::kConfig, "TAGWIRE_CANCEL_MODE differs between ranks (rank " +
                                             std::to_string(r) + " has the other one)");
     }
+    if (their_offload != offloads) {
+      return Status(ErrorCode::kConfig,
+                    std::string("the NIC's tag matching is on at rank ") +
+                        std::to_string(offloads != 0 ? rank : r) + " and off at rank " +
+                        std::to_string(offloads != 0 ? r : rank) +
+                        " (TAGWIRE_TM, the device, and TAGWIRE_CANCEL_MODE must agree)");
+    }
     std::span<const std::uint8_t> rest(entry);
-    rest = rest.subspan(sizeof(theirs) + sizeof(their_mode));
+    rest = rest.subspan(3 * sizeof(theirs));
     if (one_sided_) TAGWIRE_RETURN_IF_ERROR(take_slot_table(r, &rest));
     addresses.emplace_back(rest.begin(), rest.end());
   }
   TAGWIRE_RETURN_IF_ERROR(transport_->set_peer_addresses(std::move(addresses)));
   transport_->set_receiver(this);
+  if (offload != nullptr) {
+    offload_ = offload;
+    matcher_ = matching::OffloadedMatcher(offload->capacity());
+    offload_->set_sink(this);
+  }
 
   std::vector<int> everyone(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) everyone[static_cast<std::size_t>(r)] = r;
@@ -193,6 +232,10 @@ void Engine::allow_application_threads() {
 Engine::~Engine() {
   Status s = finalize();
   if (!s.is_ok()) TW_WARN("engine", "finalize: " << s.to_string());
+  // Requests still live now can never complete (a receive from a rank that
+  // died, or one finalize's failed barrier left behind): nobody may use
+  // them after MPI_Finalize, so they go with the engine.
+  requests_.for_each([this](Request* r) { release_request(r); });
 }
 
 Status Engine::finalize() {
@@ -480,8 +523,14 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   }
   if (slot_out != nullptr) *slot_out = r->slot;
   r->header = encode(h);
-  auto issued = transport_->send(world_dest, r->header, payload, {&Engine::on_send_done, r},
-                                 transport::Delivery::kPolled);
+  // With the NIC's tag matching, an envelope that fits the NIC's tag goes
+  // tagged, so that the receiver's NIC can match it (and counts it if not).
+  const std::optional<std::uint64_t> nic_tag =
+      offload_ == nullptr ? std::nullopt : matching::encode_nic_tag({h.context, h.source, h.tag});
+  const transport::Completion sent{&Engine::on_send_done, r};
+  auto issued = nic_tag ? offload_->send_tagged(world_dest, *nic_tag, r->header, payload, sent)
+                        : transport_->send(world_dest, r->header, payload, sent,
+                                           transport::Delivery::kPolled);
   if (!issued) {
     r->awaiting_remote = false;
     r->registration.reset();
@@ -533,6 +582,7 @@ Status Engine::start_receive(Request* r) {
                                    r->peer, r->tag};
   settle_unexpected(pattern, true);  // one-sided cancel: claim before taking
   auto posted = matcher_.post_receive(pattern, r->id);
+  flush_nic_ops();
   if (posted.matched) {
     auto it = unexpected_.find(posted.message.cookie);
     std::unique_ptr<PendingMessage> message = std::move(it->second);
@@ -544,18 +594,50 @@ Status Engine::start_receive(Request* r) {
     // Nothing from a dead sender can still arrive: what it sent before it
     // died was matched above or is lost.
     if (r->peer != matching::kAnySource && is_dead(comm->peer_world_rank(r->peer, r->collective))) {
-      (void)withdraw_receive(r->receive_handle);
-      note_error(r, peer_failed_status(comm->peer_world_rank(r->peer, r->collective)));
-      r->complete = true;
+      const Status failed = peer_failed_status(comm->peer_world_rank(r->peer, r->collective));
+      if (withdraw_receive(r, failed)) complete_withdrawn(r, failed);
     }
   }
   return Status::ok();
 }
 
-bool Engine::withdraw_receive(matching::ReceiveHandle handle) {
-  // kPending (the NIC's answer decides) needs a NIC holding a copy of the
-  // receive; the engine's matcher has capacity 0, so it never arises here.
-  return matcher_.cancel_receive(handle) == matching::OffloadedMatcher::CancelOutcome::kCancelled;
+bool Engine::withdraw_receive(Request* r, const Status& reason) {
+  switch (matcher_.cancel_receive(r->receive_handle)) {
+    case matching::OffloadedMatcher::CancelOutcome::kCancelled:
+      return true;
+    case matching::OffloadedMatcher::CancelOutcome::kAlreadyMatched:
+      return false;
+    case matching::OffloadedMatcher::CancelOutcome::kPending:
+      // Out of software's queue; the DEL is on its way to the NIC.
+      if (!r->withdrawing) {
+        r->withdrawing = true;
+        r->withdraw_reason = reason;
+      }
+      flush_nic_ops();
+      return false;
+  }
+  return false;
+}
+
+void Engine::complete_withdrawn(Request* r, const Status& reason) {
+  r->withdrawing = false;
+  if (reason.is_ok()) {
+    r->status = empty_status();  // other fields are undefined when cancelled
+    r->status.cancelled = true;
+  } else {
+    note_error(r, reason);
+  }
+  maybe_complete(r);
+}
+
+void Engine::post_nic_ops() {
+  std::vector<matching::NicOp> ops = matcher_.take_ops();
+  if (ops.empty()) return;
+  if (Status s = offload_->post_ops(ops); !s.is_ok()) {
+    // The book now says the NIC has what it does not: nothing to recover.
+    ++counters_.nic_errors;
+    TW_ERROR("engine", "posting tag-matching operations: " << s.to_string());
+  }
 }
 
 Status Engine::recv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
@@ -682,7 +764,7 @@ void Engine::on_message(std::span<const std::uint8_t> header,
   switch (decoded->type) {
     case MessageType::kEager:
     case MessageType::kRts:
-      on_envelope(*decoded, payload);
+      on_envelope(*decoded, payload, Arrival::kUntagged);
       break;
     case MessageType::kFin:
     case MessageType::kSyncAck:
@@ -697,12 +779,24 @@ void Engine::on_message(std::span<const std::uint8_t> header,
   }
 }
 
-void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload) {
+PendingMessage Engine::pending_from(const Header& h) {
+  PendingMessage message;
+  message.type = h.type;
+  message.origin = h.origin;
+  message.source = h.source;
+  message.tag = h.tag;
+  message.synchronous = (h.flags & kFlagSync) != 0;
+  message.sender_request_id = h.request_id;
+  message.length = h.length;
+  message.remote_address = h.remote_address;
+  return message;
+}
+
+void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload, Arrival how) {
   matching::IncomingMessage incoming{
       {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
-  PendingMessage message;
+  PendingMessage message = pending_from(h);
   if (one_sided_) {
-    message.origin = h.origin;
     message.slot = h.slot;
     message.slot_expected = h.slot_expected;
     // Cancelled by its sender already, or about to match a receive that
@@ -714,15 +808,9 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload)
       return;
     }
   }
-  auto arrival = matcher_.on_unexpected(incoming, /*sync_requested=*/false);
-  message.type = h.type;
-  message.origin = h.origin;
-  message.source = h.source;
-  message.tag = h.tag;
-  message.synchronous = (h.flags & kFlagSync) != 0;
-  message.sender_request_id = h.request_id;
-  message.length = h.length;
-  message.remote_address = h.remote_address;
+  auto arrival = how == Arrival::kUntagged
+                     ? matcher_.on_untagged(incoming)
+                     : matcher_.on_unexpected(incoming, how == Arrival::kTaggedSyncRequested);
   if (arrival.matched) {
     Request* r = requests_.find(arrival.receive_cookie);
     if (h.type == MessageType::kRts) message.data.assign(payload.begin(), payload.end());
@@ -754,6 +842,7 @@ void Engine::on_remote_answer(const Header& h) {
 unsigned Engine::progress_locked() {
   watch_failures();
   unsigned n = transport_->progress();
+  flush_nic_ops();  // DELs for receives software matched to untagged messages
   run_deferred();
   return n;
 }
@@ -1056,7 +1145,7 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
         // withdraw it (if a message already matched it, it completes into
         // `in` now or never, and is released when it does).
         for (Request* posted : requests) {
-          if (withdraw_receive(posted->receive_handle) || posted->complete) {
+          if (withdraw_receive(posted, Status::ok()) || posted->complete) {
             release_request(posted);
           } else {
             posted->user_freed = true;
@@ -1233,6 +1322,7 @@ EngineCounters Engine::counters() const {
   std::lock_guard lock(mutex_);
   EngineCounters c = counters_;
   c.matching = matcher_.counters();
+  c.nic_entries_in_book = matcher_.nic_entries();
   return c;
 }
 

@@ -48,6 +48,7 @@
 #include "engine/wire.h"
 #include "matching/matcher.h"
 #include "matching/offloaded_matcher.h"
+#include "transport/tag_offload.h"
 #include "transport/transport.h"
 
 namespace tagwire {
@@ -100,9 +101,15 @@ struct EngineCounters {
   // Who matched what: software or the NIC, what the NIC was given, and why
   // receives stayed in software (all in software where no NIC matches).
   matching::NicMatchingCounters matching;
+  // The NIC's tag matching: entries the book says the NIC holds or still
+  // owes an answer for (a gauge: 0 once every receive is settled), and
+  // reports or posts the book could not reconcile (each also logged at
+  // error level; always 0 unless a NIC or this code breaks the contract).
+  std::uint64_t nic_entries_in_book = 0;
+  std::uint64_t nic_errors = 0;
 };
 
-class Engine final : public transport::Receiver {
+class Engine final : public transport::Receiver, private transport::TagOffloadSink {
  public:
   // Starts the engine: bootstrap, transport, address exchange.
   static Result<std::unique_ptr<Engine>> create(const Config& config,
@@ -256,6 +263,8 @@ class Engine final : public transport::Receiver {
   Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
          std::unique_ptr<transport::Transport> transport);
   Status start_up();
+  // The transport's tag offload if the engine can use it (start-up).
+  transport::TagOffload* usable_tag_offload() const;
 
   // All below: the caller holds mutex_.
   unsigned progress_locked();
@@ -301,8 +310,18 @@ class Engine final : public transport::Receiver {
   // buffered send's user request, for its internal send).
   Status start_send(Request* r, std::optional<SlotTicket>* slot_out = nullptr);
   Status start_receive(Request* r);
-  // Withdraws a posted receive from matching: false if a message took it.
-  bool withdraw_receive(matching::ReceiveHandle handle);
+  // Withdraws a posted receive from matching: true if it is out now. False
+  // if a message took it, or if the NIC holds a copy: then the NIC's
+  // answer decides, and a receive it did not match completes later with
+  // `reason` (ok: cancelled) by complete_withdrawn.
+  bool withdraw_receive(Request* r, const Status& reason);
+  void complete_withdrawn(Request* r, const Status& reason);
+  // Hands the matcher's NIC operations to the transport (tag matching on;
+  // inline: every receive and every progress call asks).
+  void flush_nic_ops() {
+    if (offload_ != nullptr) post_nic_ops();
+  }
+  void post_nic_ops();
   void complete_null(Request* r);
   void maybe_complete(Request* r);
   void finish(Request* r, MessageStatus* status);
@@ -338,7 +357,23 @@ class Engine final : public transport::Receiver {
   void on_cancel_request(const Header& h);
   void on_cancel_reply(const Header& h);
   void on_remote_answer(const Header& h);
-  void on_envelope(const Header& h, std::span<const std::uint8_t> payload);
+  // How an EAGER or RTS reached software: without a NIC tag, or tagged
+  // and counted by the NIC as unexpected (perhaps asking for a sync).
+  enum class Arrival { kUntagged, kTagged, kTaggedSyncRequested };
+  void on_envelope(const Header& h, std::span<const std::uint8_t> payload, Arrival how);
+  // The message an EAGER or RTS header describes, without its data.
+  static PendingMessage pending_from(const Header& h);
+  // A tagged message's header: decode()'s checks, and EAGER or RTS only.
+  Result<Header> decode_tagged(std::span<const std::uint8_t> header,
+                               std::span<const std::uint8_t> payload) const;
+  // transport::TagOffloadSink (tag matching on: the NIC's reports).
+  void on_tag_match(std::uint64_t entry, std::span<const std::uint8_t> header,
+                    std::span<const std::uint8_t> payload) override;
+  void on_tag_unexpected(std::span<const std::uint8_t> header,
+                         std::span<const std::uint8_t> payload, bool sync_requested) override;
+  void on_tag_op_done(matching::NicOp::Kind kind, std::uint64_t entry, bool ok,
+                      bool sync_requested) override;
+  void on_tag_batch_end() override;
   void run_deferred();
   Result<bool> test_locked(Request* r, MessageStatus* status);
   void note_error(Request* r, const Status& s);
@@ -375,10 +410,11 @@ class Engine final : public transport::Receiver {
   std::unique_ptr<Communicator> self_;
   std::vector<std::unique_ptr<Communicator>> comms_;  // dup / split results
   std::uint32_t next_context_id_ = 2;                 // 0: world, 1: self
-  // Software decides every match; the NIC holds copies of none of the
-  // posted receives (capacity 0) until a transport hands its tag-matching
-  // operations through to the engine (README, "Hardware tag matching").
+  // Software decides every match. Where the transport offers the NIC's
+  // tag matching (tag_offload()), the NIC holds copies of some posted
+  // receives and may consume them; else its capacity is 0.
   matching::OffloadedMatcher matcher_{0};
+  transport::TagOffload* offload_ = nullptr;
   std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> unexpected_;
   std::uint64_t next_unexpected_cookie_ = 1;
   RequestTable requests_;

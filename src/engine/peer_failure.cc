@@ -71,7 +71,7 @@ void Engine::on_peer_failed(int dead) {
     if (r->kind == RequestKind::kReceive && r->rendezvous == nullptr) {
       // Still posted: withdraw it. (Not posted and not reading means a
       // message already matched it; it completes on its own.)
-      if (!withdraw_receive(r->receive_handle)) return;
+      if (!withdraw_receive(r, failed)) return;
     }
     note_error(r, failed);
     r->cancel_pending = false;  // the reply will not come

@@ -95,6 +95,11 @@ struct Request {
   EncodedHeader header{};                                 // send: the header in flight
   std::unique_ptr<transport::Registration> registration;  // rendezvous source
   matching::ReceiveHandle receive_handle;                 // posted receive
+  // A receive withdrawn from matching (cancel, a dead sender) whose copy
+  // the NIC still holds: the NIC's answer to the DEL decides. Should the
+  // DEL win, it completes with `withdraw_reason` (ok: cancelled).
+  bool withdrawing = false;
+  Status withdraw_reason;
   // Receive side of a rendezvous: where to read from, then whom to FIN.
   std::unique_ptr<PendingMessage> rendezvous;
   // Buffered send: the internal send from the attached buffer (on the

@@ -27,12 +27,8 @@ Status Engine::cancel(Request* r) {
   if (!r->active) return Status::ok();  // nothing under way: reports not cancelled
   if (r->kind == RequestKind::kSend) return cancel_send(r);
   if (r->complete) return Status::ok();
-  if (withdraw_receive(r->receive_handle)) {
-    r->status = empty_status();  // other fields are undefined when cancelled
-    r->status.cancelled = true;
-    r->complete = true;
-    if (r->user_freed) release_request(r);
-  }
+  // Else a message took it, or the NIC's answer to the DEL decides.
+  if (withdraw_receive(r, Status::ok())) complete_withdrawn(r, Status::ok());
   return Status::ok();
 }
 

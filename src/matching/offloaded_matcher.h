@@ -113,6 +113,15 @@ class OffloadedMatcher {
   ArrivalResult on_unexpected(const IncomingMessage& message, bool sync_requested) {
     ++handled_;
     sync_requested_ = sync_requested_ || sync_requested;
+    return on_untagged(message);
+  }
+  // A message that reached software without the NIC seeing it: it carried
+  // no NIC tag because a field of its envelope did not fit. Not counted as
+  // unexpected (the NIC did not count it). Order holds without the count:
+  // a sender's messages on one communicator are all tagged or all not
+  // (the fields are its own rank and the context; every tag fits), and a
+  // context that does not fit has no receive in the NIC.
+  ArrivalResult on_untagged(const IncomingMessage& message) {
     ArrivalResult result = software_.arrive(message);
     if (!result.matched) return result;
     ++counters_.matched_by_software;

@@ -97,6 +97,8 @@ struct TransportCounters {
   std::uint64_t rcache_invalidated = 0;
 };
 
+class TagOffload;  // transport/tag_offload.h
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -171,6 +173,10 @@ class Transport {
   virtual Status disconnect_all() = 0;
 
   virtual TransportCounters counters() const = 0;
+
+  // The NIC's tag matching, where the transport offers it and it is on
+  // (TAGWIRE_TM); null otherwise, and the engine matches in software.
+  virtual TagOffload* tag_offload() { return nullptr; }
 };
 
 }  // namespace tagwire::transport

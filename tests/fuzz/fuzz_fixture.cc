@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "../support/plain_memory.h"
 #include "engine/bootstrap.h"
 #include "transport/transport.h"
 
@@ -29,20 +30,6 @@ class FuzzBootstrap final : public Bootstrap {
   }
 };
 
-class NullRegistration final : public transport::Registration {
- public:
-  NullRegistration(void* address, std::size_t length)
-      : address_(reinterpret_cast<std::uint64_t>(address)), length_(length) {}
-  std::span<const std::uint8_t> packed_key() const override { return key_; }
-  std::uint64_t address() const override { return address_; }
-  std::size_t length() const override { return length_; }
-
- private:
-  std::uint64_t address_;
-  std::size_t length_;
-  std::uint8_t key_[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-};
-
 // Accepts every operation at once and delivers nothing: the only messages
 // the engine sees are the fuzzer's.
 class NullTransport final : public transport::Transport {
@@ -62,7 +49,8 @@ class NullTransport final : public transport::Transport {
   }
   Result<std::unique_ptr<transport::Registration>> register_memory(
       void* address, std::size_t length, transport::RemoteAccess) override {
-    return std::unique_ptr<transport::Registration>(new NullRegistration(address, length));
+    return std::unique_ptr<transport::Registration>(
+        new tagwire::testing::PlainRegistration(address, length));
   }
   Result<transport::Issued> read(transport::PeerId, std::span<std::uint8_t>, std::uint64_t,
                                  std::span<const std::uint8_t>, transport::Completion) override {
@@ -85,9 +73,7 @@ class NullTransport final : public transport::Transport {
   Result<std::uint64_t> local_compare_and_swap(const transport::Registration&, std::uint64_t* word,
                                                std::uint64_t expected,
                                                std::uint64_t desired) override {
-    const std::uint64_t old = *word;
-    if (old == expected) *word = desired;
-    return old;
+    return tagwire::testing::plain_compare_and_swap(word, expected, desired);
   }
   unsigned progress() override { return 0; }
   Result<bool> arm() override { return false; }

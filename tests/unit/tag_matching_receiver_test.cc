@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "matching/nic_tag.h"
+#include "scripted_srq.h"
 #include "verbs/tag_matching_receiver.h"
 #include "verbs/tm_header.h"
 #include "verbs/tm_srq.h"
@@ -30,40 +31,9 @@ using matching::kAnySource;
 using matching::kAnyTag;
 using matching::NicOp;
 using Completed = TagMatchingReceiver::Completed;
+using testing::ScriptedSrq;
 
 constexpr std::uint32_t kQp = 7;  // the QP every message "arrives" on
-
-// The NIC's side of the SRQ: what was posted, and the CQ it reports to.
-class ScriptedSrq final : public TmSrq {
- public:
-  struct Op {
-    NicOp op;
-    LocalBuffer add_buffer;
-    std::uint32_t handle = 0;
-  };
-  Status post_buffer(std::uint64_t wr_id, LocalBuffer buffer) override {
-    buffers.push_back({wr_id, buffer});
-    return Status::ok();
-  }
-  Result<std::uint32_t> post_op(const NicOp& op, LocalBuffer add_buffer,
-                                std::uint32_t del_handle) override {
-    const std::uint32_t handle = op.kind == NicOp::Kind::kAdd ? next_handle++ : del_handle;
-    ops.push_back({op, add_buffer, handle});
-    return handle;
-  }
-  Status poll(unsigned max, std::vector<TmCompletion>* out) override {
-    for (unsigned i = 0; i < max && !cq.empty(); ++i) {
-      out->push_back(cq.front());
-      cq.pop_front();
-    }
-    return Status::ok();
-  }
-
-  std::deque<std::pair<std::uint64_t, LocalBuffer>> buffers;  // posted, not yet used
-  std::vector<Op> ops;
-  std::deque<TmCompletion> cq;
-  std::uint32_t next_handle = 100;
-};
 
 class RecordingSink final : public TagMatchingSink {
  public:
