@@ -12,17 +12,27 @@ namespace tagwire::verbs {
 
 using matching::NicOp;
 
-std::vector<std::uint8_t> encode_port_message(std::optional<std::uint64_t> tag,
-                                              std::span<const std::uint8_t> header,
-                                              std::span<const std::uint8_t> payload) {
-  std::vector<std::uint8_t> out(kTmHeaderBytes + header.size() + payload.size());
+std::size_t encode_port_message_into(std::optional<std::uint64_t> tag,
+                                     std::span<const std::uint8_t> header,
+                                     std::span<const std::uint8_t> payload,
+                                     std::span<std::uint8_t> out) {
+  const std::size_t length = kTmHeaderBytes + header.size() + payload.size();
+  if (length > out.size()) return 0;
   const TmHeader tmh{tag ? IBV_TMH_EAGER : IBV_TMH_NO_TAG,
                      static_cast<std::uint32_t>(header.size()), tag.value_or(0)};
-  encode_tm_header(tmh, std::span<std::uint8_t, kTmHeaderBytes>(out.data(), kTmHeaderBytes));
+  encode_tm_header(tmh, out.first<kTmHeaderBytes>());
   if (!header.empty()) std::memcpy(out.data() + kTmHeaderBytes, header.data(), header.size());
   if (!payload.empty()) {
     std::memcpy(out.data() + kTmHeaderBytes + header.size(), payload.data(), payload.size());
   }
+  return length;
+}
+
+std::vector<std::uint8_t> encode_port_message(std::optional<std::uint64_t> tag,
+                                              std::span<const std::uint8_t> header,
+                                              std::span<const std::uint8_t> payload) {
+  std::vector<std::uint8_t> out(kTmHeaderBytes + header.size() + payload.size());
+  encode_port_message_into(tag, header, payload, out);
   return out;
 }
 
@@ -43,30 +53,30 @@ Result<std::unique_ptr<TagOffloadPort>> TagOffloadPort::create(
   granted.entries = std::min(options.entries, caps.tm_max_tags);
   auto srq = create_verbs_tm_srq(device, true, granted.unexpected_buffers, granted.entries);
   if (!srq) return srq.status();
-  std::unique_ptr<TagOffloadPort> port(new TagOffloadPort());
-  port->options_ = granted;
-  port->entry_pool_.assign(std::size_t{granted.entries} * granted.message_bytes, 0);
-  port->srq_pool_.assign(std::size_t{granted.unexpected_buffers} * port->srq_buffer_bytes(), 0);
-  auto entries_mr = register_memory(device, port->entry_pool_.data(), port->entry_pool_.size(),
-                                    IBV_ACCESS_LOCAL_WRITE);
-  if (!entries_mr) return entries_mr.status();
-  port->entry_mr_ = std::move(entries_mr).value();
-  auto srq_mr = register_memory(device, port->srq_pool_.data(), port->srq_pool_.size(),
-                                IBV_ACCESS_LOCAL_WRITE);
-  if (!srq_mr) return srq_mr.status();
-  port->srq_mr_ = std::move(srq_mr).value();
-  TAGWIRE_RETURN_IF_ERROR(
-      port->start(std::move(srq).value(), port->entry_mr_->lkey, port->srq_mr_->lkey));
-  return port;
+  return create_with(granted, std::move(srq).value(), &device);
 }
 
 Result<std::unique_ptr<TagOffloadPort>> TagOffloadPort::create_with(
-    const TagOffloadPortOptions& options, std::unique_ptr<TmSrq> srq) {
+    const TagOffloadPortOptions& options, std::unique_ptr<TmSrq> srq, const Device* device) {
   std::unique_ptr<TagOffloadPort> port(new TagOffloadPort());
   port->options_ = options;
   port->entry_pool_.assign(std::size_t{options.entries} * options.message_bytes, 0);
   port->srq_pool_.assign(std::size_t{options.unexpected_buffers} * port->srq_buffer_bytes(), 0);
-  TAGWIRE_RETURN_IF_ERROR(port->start(std::move(srq), 0, 0));
+  std::uint32_t entries_lkey = 0;
+  std::uint32_t srq_lkey = 0;
+  if (device != nullptr) {
+    auto entries_mr = register_memory(*device, port->entry_pool_.data(), port->entry_pool_.size(),
+                                      IBV_ACCESS_LOCAL_WRITE);
+    if (!entries_mr) return entries_mr.status();
+    port->entry_mr_ = std::move(entries_mr).value();
+    auto srq_mr = register_memory(*device, port->srq_pool_.data(), port->srq_pool_.size(),
+                                  IBV_ACCESS_LOCAL_WRITE);
+    if (!srq_mr) return srq_mr.status();
+    port->srq_mr_ = std::move(srq_mr).value();
+    entries_lkey = port->entry_mr_->lkey;
+    srq_lkey = port->srq_mr_->lkey;
+  }
+  TAGWIRE_RETURN_IF_ERROR(port->start(std::move(srq), entries_lkey, srq_lkey));
   return port;
 }
 

@@ -19,7 +19,7 @@
 // it, the engine reads); one that arrives anyway fails the receive it
 // consumed, and its entry buffer waits for the NIC's read to end.
 //
-// Not yet wired into VerbsTransport (README, "Hardware tag matching").
+// VerbsTagOffload (verbs_tag_offload.h) puts it under VerbsTransport.
 // Single-threaded, like the transport.
 #pragma once
 
@@ -50,6 +50,11 @@ struct TagOffloadPortOptions {
 std::vector<std::uint8_t> encode_port_message(std::optional<std::uint64_t> tag,
                                               std::span<const std::uint8_t> header,
                                               std::span<const std::uint8_t> payload);
+// The same into `out`: the bytes written, 0 if they do not fit.
+std::size_t encode_port_message_into(std::optional<std::uint64_t> tag,
+                                     std::span<const std::uint8_t> header,
+                                     std::span<const std::uint8_t> payload,
+                                     std::span<std::uint8_t> out);
 
 // `body` (what follows the TMH) split by the header length the TMH carries.
 struct PortMessage {
@@ -71,9 +76,11 @@ class TagOffloadPort {
   // A TM-SRQ on `device` (needs IBV_TM_CAP_RC); pools registered.
   static Result<std::unique_ptr<TagOffloadPort>> create(const Device& device,
                                                         const TagOffloadPortOptions& options);
-  // Over any TmSrq (tests play the NIC); pools unregistered (lkey 0).
+  // Over any TmSrq (tests play the NIC); the pools registered on `device`,
+  // or unregistered (lkey 0) without one, for an SRQ that is not a device's.
   static Result<std::unique_ptr<TagOffloadPort>> create_with(const TagOffloadPortOptions& options,
-                                                             std::unique_ptr<TmSrq> srq);
+                                                             std::unique_ptr<TmSrq> srq,
+                                                             const Device* device = nullptr);
   ~TagOffloadPort();
   TagOffloadPort(const TagOffloadPort&) = delete;
   TagOffloadPort& operator=(const TagOffloadPort&) = delete;

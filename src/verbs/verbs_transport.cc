@@ -21,6 +21,7 @@
 #include "verbs/rc_queue_pair.h"
 #include "verbs/registration_cache.h"
 #include "verbs/verbs_status.h"
+#include "verbs/verbs_tag_offload.h"
 
 namespace tagwire::verbs {
 
@@ -82,11 +83,13 @@ struct WireAddress {
   std::uint32_t cm_ipv4;  // rdma_cm: where this rank listens (network order)
   std::uint16_t cm_port;
   std::uint16_t reserved;
-  // followed by `count` x {qpn, psn} (zeros under rdma_cm: QPs come later)
+  // followed by `count` x {qpn, psn} (zeros under rdma_cm: QPs come later),
+  // and with kTagOffload by `count` x {send qpn, psn, tagged qpn, psn}
 };
 constexpr std::uint32_t kAddressMagic = 0x54575643;  // "TWVC"
 constexpr std::uint16_t kWakeOnEveryMessage = 1;     // a progress thread sleeps on events
 constexpr std::uint16_t kConnectByCm = 2;            // QPs through rdma_cm, on first use
+constexpr std::uint16_t kTagOffload = 4;             // messages through the NIC's tag matching
 // In a credit word, above the consumed count: the writer is closing.
 constexpr std::uint64_t kClosingMark = std::uint64_t{1} << 63;
 
@@ -167,10 +170,12 @@ class VerbsTransport final : public transport::Transport {
   VerbsTransport(Device device, const VerbsOptions& options)
       : device_(std::move(device)), options_(options), layout_(ring_layout(options)) {}
 
-  Status start() {
+  // `tag_offload`: the NIC matches tags (the device's TM-SRQ, or a test's).
+  Status start(bool tag_offload) {
     auto gid = device_.roce_v2_ipv4_gid_index();
     if (!gid) return gid.status();
     gid_index_ = *gid;
+    tag_offload_wanted_ = tag_offload;
     TAGWIRE_RETURN_IF_ERROR(choose_connection_mode());
     channel_.reset(ibv_create_comp_channel(device_.context()));
     if (!channel_) return verbs_error("ibv_create_comp_channel", errno);
@@ -255,8 +260,11 @@ class VerbsTransport final : public transport::Transport {
       if (!qp) return qp.status().with_context("QP for rank " + std::to_string(p));
       qps_[p] = std::move(qp).value();
     }
+    if (tag_offload) TAGWIRE_RETURN_IF_ERROR(start_tag_offload());
     return Status::ok();
   }
+
+  transport::TagOffload* tag_offload() override { return tag_offload_.get(); }
 
   bool connects_on_first_use() const override { return connector_ != nullptr; }
 
@@ -288,7 +296,8 @@ class VerbsTransport final : public transport::Transport {
       head.cm_ipv4 = connector_->endpoint().ipv4;
       head.cm_port = connector_->endpoint().port;
     }
-    std::vector<std::uint8_t> out(sizeof(head) + qps_.size() * 8);
+    if (tag_offload_) head.flags |= kTagOffload;
+    std::vector<std::uint8_t> out(sizeof(head) + qps_.size() * (tag_offload_ ? 24 : 8));
     std::memcpy(out.data(), &head, sizeof(head));
     for (std::size_t p = 0; p < qps_.size(); ++p) {
       std::uint32_t pair[2] = {0, 0};
@@ -297,6 +306,11 @@ class VerbsTransport final : public transport::Transport {
         pair[1] = qps_[p]->psn();
       }
       std::memcpy(out.data() + sizeof(head) + p * 8, pair, 8);
+    }
+    for (std::size_t p = 0; tag_offload_ && p < qps_.size(); ++p) {
+      const ChannelAddress c = tag_offload_->address(static_cast<int>(p));
+      const std::uint32_t four[4] = {c.send.qpn, c.send.psn, c.tagged.qpn, c.tagged.psn};
+      std::memcpy(out.data() + sizeof(head) + qps_.size() * 8 + p * 16, four, 16);
     }
     return out;
   }
@@ -313,8 +327,9 @@ class VerbsTransport final : public transport::Transport {
       WireAddress head{};
       if (a.size() < sizeof(head)) return {ErrorCode::kProtocol, "short verbs address"};
       std::memcpy(&head, a.data(), sizeof(head));
+      const bool offloads = (head.flags & kTagOffload) != 0;
       if (head.magic != kAddressMagic || head.count != qps_.size() ||
-          a.size() != sizeof(head) + head.count * 8) {
+          a.size() != sizeof(head) + head.count * (offloads ? 24 : 8)) {
         return {ErrorCode::kProtocol,
                 "rank " + std::to_string(p) + " published no verbs address for this job"};
       }
@@ -326,6 +341,13 @@ class VerbsTransport final : public transport::Transport {
                                         std::to_string(layout_.slot_size) +
                                         ": every rank needs the same TAGWIRE_EAGER_THRESHOLD and "
                                         "TAGWIRE_VERBS_RING_BUDGET"};
+      }
+      if (offloads != (tag_offload_ != nullptr)) {
+        return {ErrorCode::kConfig,
+                "rank " + std::to_string(p) + " matches tags " +
+                    (offloads ? "in the NIC" : "in software") +
+                    ", this rank the other way: every rank needs the same TAGWIRE_TM and device "
+                    "kind"};
       }
       if (((head.flags & kConnectByCm) != 0) != (connector_ != nullptr)) {
         return {ErrorCode::kConfig,
@@ -359,6 +381,7 @@ class VerbsTransport final : public transport::Transport {
                                   .with_context("connecting to rank " + std::to_string(p)));
       ++counters_.connections;
     }
+    if (tag_offload_) TAGWIRE_RETURN_IF_ERROR(connect_tag_offload(addresses));
     return Status::ok();
   }
 
@@ -375,6 +398,9 @@ class VerbsTransport final : public transport::Transport {
                                                      " bytes exceeds the verbs slot");
     }
     ++counters_.messages_sent;
+    // With the NIC matching, everything to a rank (self too) shares the one
+    // channel its tagged messages take, so order holds across both kinds.
+    if (tag_offload_) return tag_offload_->send_untagged(peer, header, payload);
     if (peer == options_.rank) {
       self_queue_.emplace_back(frame(header, payload));
       return transport::Issued::kDone;
@@ -533,11 +559,16 @@ class VerbsTransport final : public transport::Transport {
     n += poll_completions();
     n += poll_rings();
     if (backlogged_peers_ > 0) n += send_backlogs();
+    if (tag_offload_ && receiver_ != nullptr) n += tag_offload_->progress(*receiver_);
     return n;
   }
 
   Result<bool> arm() override {
     if (!self_queue_.empty()) return false;
+    // The tag-matching CQ has no completion channel: a message there raises
+    // no event, and a sleeping helper finds it at its next timed look
+    // (helper_thread.cc: every millisecond while the application is away).
+    if (tag_offload_ && tag_offload_->sending()) return false;
     if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0)
       return verbs_error("ibv_req_notify_cq", rc);
     armed_ = true;
@@ -561,6 +592,11 @@ class VerbsTransport final : public transport::Transport {
     // nothing more from us). One of the two always happens.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (backlogged_peers_ > 0 && std::chrono::steady_clock::now() < until) progress();
+    // Every SEND acknowledged means it is in the peer's SRQ buffers, which
+    // outlive our QPs: then ours can go.
+    while (tag_offload_ && tag_offload_->sending() && std::chrono::steady_clock::now() < until) {
+      progress();
+    }
     for (std::size_t p = 0; p < peers_.size(); ++p) {
       if (!qps_[p]) continue;
       Status s = post_credit(p, kClosingMark);
@@ -585,6 +621,7 @@ class VerbsTransport final : public transport::Transport {
                            << pending_.size() << " READ/WRITE/CAS pending");
     }
     qps_.clear();
+    tag_offload_.reset();
     connector_.reset();  // its ids after the QPs: peers see a disconnect
     if (cache_) {
       const RegistrationCacheStats r = cache_->stats();
@@ -610,6 +647,7 @@ class VerbsTransport final : public transport::Transport {
 
   ~VerbsTransport() override {
     qps_.clear();  // before the CQ, the MRs and the PD they use
+    tag_offload_.reset();
     connector_.reset();
     if (cache_) {
       remove_unmap_listener(cache_.get());  // no hook may reach it any more
@@ -1084,10 +1122,66 @@ class VerbsTransport final : public transport::Transport {
     return qp;
   }
 
+  // The NIC's tag matching: its TM-SRQ (or a test's) and two QPs per peer.
+  Status start_tag_offload() {
+    VerbsTagOffloadOptions o;
+    o.entries = options_.tm_entries;
+    // An entry takes any EAGER or RTS: an RTS's payload is the engine's
+    // remote key, which it bounds at 4 KiB (engine.cc, kMaxRemoteKey), and
+    // the engine keeps matching in software if an entry holds less.
+    o.message_bytes =
+        static_cast<std::uint32_t>(kMaxHeader + std::max<std::size_t>(options_.max_payload, 4096));
+    std::unique_ptr<TmSrq> srq;
+    if (options_.tm_srq_for_tests) {
+      auto made = options_.tm_srq_for_tests(device_, o.unexpected_buffers);
+      if (!made) return made.status().with_context("the test's tag-matching SRQ");
+      srq = std::move(made).value();
+    }
+    auto t = VerbsTagOffload::create(device_, gid_index_, options_.size, o, std::move(srq));
+    if (!t) return t.status().with_context("tag matching on " + device_.caps().name);
+    tag_offload_ = std::move(t).value();
+    TW_INFO("verbs", "tag matching in the NIC: " << tag_offload_->capacity()
+                                                 << " receives at most, messages up to "
+                                                 << o.message_bytes << " B as SENDs");
+    return Status::ok();
+  }
+
+  // Each rank's tag-matching QPs for this one, self included.
+  Status connect_tag_offload(const std::vector<std::vector<std::uint8_t>>& addresses) {
+    const auto me = static_cast<std::size_t>(options_.rank);
+    for (std::size_t p = 0; p < addresses.size(); ++p) {
+      const auto& a = addresses[p];
+      WireAddress head{};
+      std::memcpy(&head, a.data(), sizeof(head));  // checked above, or our own
+      if (a.size() != sizeof(head) + head.count * 24) {
+        return {ErrorCode::kProtocol, "rank " + std::to_string(p) + ": no tag-matching QPs"};
+      }
+      std::uint32_t four[4];
+      std::memcpy(four, a.data() + sizeof(head) + head.count * 8 + me * 16, 16);
+      ChannelAddress remote;
+      remote.send = QpAddress{four[0], four[1], head.lid, head.gid};
+      remote.tagged = QpAddress{four[2], four[3], head.lid, head.gid};
+      TAGWIRE_RETURN_IF_ERROR(tag_offload_->connect(static_cast<int>(p), remote)
+                                  .with_context("tag-matching QPs to rank " + std::to_string(p)));
+    }
+    return Status::ok();
+  }
+
   // Decides between rdma_cm and the QP exchange (TAGWIRE_VERBS_CONNECT).
   Status choose_connection_mode() {
     const bool ethernet = device_.caps().ethernet;
     if (options_.connect == VerbsConnectChoice::kExchange) return Status::ok();
+    if (tag_offload_wanted_) {
+      // The two tag-matching QPs per peer are made at start-up and go in
+      // the exchanged address; rdma_cm's private data does not carry them.
+      if (options_.connect == VerbsConnectChoice::kCm) {
+        return Status(ErrorCode::kConfig,
+                      "TAGWIRE_VERBS_CONNECT=cm: with tag matching in the NIC the QPs are "
+                      "exchanged at start-up; use TAGWIRE_VERBS_CONNECT=auto or exchange, or "
+                      "TAGWIRE_TM=off");
+      }
+      return Status::ok();
+    }
     if (!ethernet) {
       if (options_.connect == VerbsConnectChoice::kCm) {
         return Status(ErrorCode::kConfig,
@@ -1289,6 +1383,8 @@ class VerbsTransport final : public transport::Transport {
   MrPtr loopback_mr_;
   transport::Receiver* receiver_ = nullptr;
   transport::TransportCounters counters_;
+  bool tag_offload_wanted_ = false;
+  std::unique_ptr<VerbsTagOffload> tag_offload_;  // null: tags matched in software
 };
 
 }  // namespace
@@ -1303,23 +1399,17 @@ Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const Verbs
   }
   auto device = Device::open(options.device);
   if (!device) return device.status();
-  // The tag-matching probe (TAGWIRE_TM): the offload itself is built and
-  // tested as far as TagMatchingReceiver (verbs/tag_matching_receiver.h);
-  // this transport does not carry the engine's messages through it yet, so
-  // a device that has it still matches in software, and says so.
+  // The tag-matching probe (TAGWIRE_TM): the NIC matches where the device
+  // reports IBV_TM_CAP_RC (or a test's SRQ plays such a NIC).
   const DeviceCaps& caps = device->caps();
   auto hardware = use_hardware_tag_matching(caps, options.tag_matching);
   if (!hardware) return hardware.status();
+  const bool emulated = static_cast<bool>(options.tm_srq_for_tests);
   if (*hardware) {
-    if (options.tag_matching == TagMatchingChoice::kOn) {
-      return Status(ErrorCode::kUnsupported,
-                    "TAGWIRE_TM=on: device " + caps.name +
-                        " has tag matching, but the verbs transport does not yet carry the "
-                        "engine's messages through it; use TAGWIRE_TM=auto");
-    }
-    TW_INFO("verbs",
-            "device " << caps.name << " offers tag matching (IBV_TM_CAP_RC, " << caps.tm_max_tags
-                      << " tags); matching in software: the transport does not use it yet");
+    TW_INFO("verbs", "tag matching in the NIC: device " << caps.name << " (IBV_TM_CAP_RC, "
+                                                        << caps.tm_max_tags << " tags)");
+  } else if (emulated) {
+    TW_INFO("verbs", "tag matching by a test's SRQ that plays the NIC on " << caps.name);
   } else {
     TW_INFO("verbs",
             "tag matching in software: device "
@@ -1328,7 +1418,7 @@ Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const Verbs
                                                                     : " reports no IBV_TM_CAP_RC"));
   }
   auto t = std::make_unique<VerbsTransport>(std::move(device).value(), options);
-  TAGWIRE_RETURN_IF_ERROR(t->start());
+  TAGWIRE_RETURN_IF_ERROR(t->start(*hardware || emulated));
   TW_INFO("verbs", "device " << options.device << " ready for " << options.size << " ranks");
   return std::unique_ptr<transport::Transport>(std::move(t));
 }

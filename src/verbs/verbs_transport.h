@@ -18,16 +18,24 @@
 // otherwise, or with TAGWIRE_VERBS_CONNECT=exchange, one QP per peer at
 // start-up, its number published in the address.
 //
+// Tag matching in the NIC (TAGWIRE_TM, where the device reports
+// IBV_TM_CAP_RC): the transport offers the engine its TagOffload facet
+// (verbs/verbs_tag_offload.h), and every message then travels as a SEND
+// with a TMH on a second pair of QPs per peer instead of the eager ring;
+// the QPs are made at start-up (QP exchange).
+//
 // User buffers (rendezvous sources, READ destinations) are registered
 // through a cache that memory hooks keep honest (registration_cache.h).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "common/config.h"
 #include "common/status.h"
 #include "transport/transport.h"
+#include "verbs/tm_srq.h"
 
 namespace tagwire::verbs {
 
@@ -48,6 +56,15 @@ struct VerbsOptions {
   bool registration_cache = true;
   TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;  // TAGWIRE_TM
   VerbsConnectChoice connect = VerbsConnectChoice::kAuto;     // TAGWIRE_VERBS_CONNECT
+  // Receives the NIC may hold at once when it matches tags (capped by the
+  // device's tm_caps.max_num_tags).
+  std::uint32_t tm_entries = 256;
+  // Tests only: an SRQ that plays a tag-matching NIC by rdma-core's
+  // contract over a plain SRQ (tests/verbs/contract_tm_srq.h), so that the
+  // whole offload path runs on a device without tag matching (rxe0). Set,
+  // the transport offers the engine tag matching whatever the device says.
+  std::function<Result<std::unique_ptr<TmSrq>>(const Device&, std::uint32_t buffers)>
+      tm_srq_for_tests;
 };
 
 Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const VerbsOptions& options);

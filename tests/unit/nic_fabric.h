@@ -43,12 +43,14 @@
 #include <gtest/gtest.h>
 
 #include "../support/plain_memory.h"
+#include "../support/thread_bootstrap.h"
 #include "contract_nic.h"
 #include "engine/bootstrap.h"
 #include "engine/engine.h"
 #include "transport/tag_offload.h"
 #include "transport/transport.h"
 #if defined(TAGWIRE_HAVE_VERBS)
+#include "../verbs/contract_tm_srq.h"
 #include "verbs/tag_offload_port.h"
 #include "verbs/tm_header.h"
 #endif
@@ -84,9 +86,9 @@ struct Wire {
 class Fabric {
  public:
   explicit Fabric(const FabricOptions& options)
-      : options_(options), inboxes_(static_cast<std::size_t>(options.ranks)) {
-    slots_.resize(static_cast<std::size_t>(options.ranks));
-  }
+      : options_(options),
+        inboxes_(static_cast<std::size_t>(options.ranks)),
+        meeting_(options.ranks) {}
   const FabricOptions& options() const { return options_; }
 
   void push(int to, Wire wire) {
@@ -108,22 +110,10 @@ class Fabric {
     return box.queue.size();
   }
 
-  // Every rank's contribution, once all have given theirs.
   std::vector<std::vector<std::uint8_t>> allgather(int rank, std::span<const std::uint8_t> mine) {
-    std::unique_lock lock(meet_mutex_);
-    const std::uint64_t round = round_;
-    slots_[static_cast<std::size_t>(rank)].assign(mine.begin(), mine.end());
-    if (++arrived_ == options_.ranks) {
-      gathered_ = slots_;
-      arrived_ = 0;
-      ++round_;
-      met_.notify_all();
-      return gathered_;
-    }
-    met_.wait(lock, [&] { return round_ != round; });
-    // The next round cannot end before this rank joins it: still ours.
-    return gathered_;
+    return meeting_.allgather(rank, mine);
   }
+  tagwire::testing::ThreadMeeting* meeting() { return &meeting_; }
 
   // Test-level signals between ranks (not messages: they would count).
   std::atomic<int> flag{0};
@@ -135,29 +125,7 @@ class Fabric {
   };
   FabricOptions options_;
   std::deque<Inbox> inboxes_;
-  std::mutex meet_mutex_;
-  std::condition_variable met_;
-  std::vector<std::vector<std::uint8_t>> slots_;
-  std::vector<std::vector<std::uint8_t>> gathered_;
-  int arrived_ = 0;
-  std::uint64_t round_ = 0;
-};
-
-class FabricBootstrap final : public Bootstrap {
- public:
-  FabricBootstrap(Fabric* fabric, int rank) : fabric_(fabric), rank_(rank) {}
-  std::string_view kind() const override { return "fabric"; }
-  int rank() const override { return rank_; }
-  int size() const override { return fabric_->options().ranks; }
-  std::uint64_t job_token() const override { return 0x7461677769726521; }
-  Result<std::vector<std::vector<std::uint8_t>>> allgather(
-      std::span<const std::uint8_t> mine) override {
-    return fabric_->allgather(rank_, mine);
-  }
-
- private:
-  Fabric* fabric_;
-  int rank_;
+  tagwire::testing::ThreadMeeting meeting_;
 };
 
 #if defined(TAGWIRE_HAVE_VERBS)
@@ -490,17 +458,8 @@ inline void FabricTransport::to_srq(const Event& e) {
     return;
   }
   const ContractNic::Completion& n = e.completion;
-  if (n.sync_requested) c.flags |= IBV_WC_TM_SYNC_REQ;
-  c.status = n.ok ? IBV_WC_SUCCESS : IBV_WC_TM_ERR;
+  c = verbs::testing::tm_completion_of(n);  // the kind, status and entry; bytes below
   switch (n.kind) {
-    case Kind::kAdd:
-    case Kind::kDel:
-    case Kind::kSync:
-      c.opcode = n.kind == Kind::kAdd   ? IBV_WC_TM_ADD
-                 : n.kind == Kind::kDel ? IBV_WC_TM_DEL
-                                        : IBV_WC_TM_SYNC;
-      c.wr_id = n.entry;
-      break;
     case Kind::kMatch: {
       // What follows the TMH, into the buffer the entry's ADD gave.
       auto node = wires_.extract(e.wire);
@@ -513,20 +472,17 @@ inline void FabricTransport::to_srq(const Event& e) {
       if (!wire.payload.empty()) {
         std::memcpy(out + wire.header.size(), wire.payload.data(), wire.payload.size());
       }
-      c.opcode = IBV_WC_TM_RECV;
-      c.flags |= IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID;
-      c.wr_id = n.entry;
       c.byte_len = static_cast<std::uint32_t>(body);
       c.app_context = static_cast<std::uint32_t>(wire.header.size());
-      c.tag = wire.nic_tag;
       break;
     }
     case Kind::kUnexpected: {
       auto node = wires_.extract(e.wire);
       land(node.mapped(), true);
-      c.opcode = IBV_WC_TM_RECV;
       break;
     }
+    default:
+      break;
   }
   srq_->cq.push_back(c);
 }
@@ -557,8 +513,9 @@ inline void run_job(const FabricOptions& options, const std::function<void(Rank&
       config.eager_threshold_set = true;
       auto transport = std::make_unique<FabricTransport>(&fabric, r);
       FabricTransport* raw = transport.get();
-      auto engine = Engine::create(config, std::make_unique<FabricBootstrap>(&fabric, r),
-                                   std::move(transport));
+      auto engine = Engine::create(
+          config, std::make_unique<tagwire::testing::ThreadBootstrap>(fabric.meeting(), r),
+          std::move(transport));
       if (!engine) {
         std::lock_guard lock(failure_mutex);
         *failure = engine.status();
