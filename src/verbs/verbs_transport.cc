@@ -642,6 +642,8 @@ class VerbsTransport final : public transport::Transport {
     }
     c.open_connections = static_cast<std::uint64_t>(
         std::count_if(qps_.begin(), qps_.end(), [](const auto& qp) { return qp != nullptr; }));
+    // Tagged messages go straight to the facet (send() counted the rest).
+    if (tag_offload_) c.messages_sent += tag_offload_->counters().tagged_sent;
     return c;
   }
 

@@ -131,6 +131,48 @@ class EngineTagOffload : public ::testing::Test {
   }
 };
 
+// What the transport refuses, with the reason: rdma_cm's lazy connections
+// (the tag-matching QPs are exchanged at start-up), and a peer that matches
+// tags the other way (its address says so).
+TEST_F(EngineTagOffload, TransportRefusesRdmaCmAndAPeerThatMatchesTheOtherWay) {
+  if (hardware_run()) GTEST_SKIP() << "a contract-SRQ check only";
+  auto options = [](int rank, bool offload) {
+    verbs::VerbsOptions o;
+    const char* device = std::getenv("TAGWIRE_DEVICE");
+    o.device = device != nullptr ? device : "";
+    o.rank = rank;
+    o.size = 2;
+    o.max_payload = kEager;
+    o.connect = VerbsConnectChoice::kExchange;
+    if (offload) {
+      o.tm_srq_for_tests = [](const verbs::Device& d, std::uint32_t buffers) {
+        return ContractTmSrq::create(d, buffers, ContractNic::StaleAdd::kRefused, 0);
+      };
+    }
+    return o;
+  };
+  auto cm = options(0, true);
+  cm.connect = VerbsConnectChoice::kCm;
+  auto refused = verbs::create_verbs_transport(cm);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kConfig);
+  EXPECT_NE(refused.status().message().find("TAGWIRE_VERBS_CONNECT=cm"), std::string::npos)
+      << refused.status().to_string();
+
+  auto with = verbs::create_verbs_transport(options(0, true));
+  auto without = verbs::create_verbs_transport(options(1, false));
+  ASSERT_TRUE(with.is_ok() && without.is_ok());
+  EXPECT_NE((*with)->tag_offload(), nullptr);
+  EXPECT_EQ((*without)->tag_offload(), nullptr);
+  const std::vector<std::vector<std::uint8_t>> addresses = {(*with)->address(),
+                                                            (*without)->address()};
+  for (auto* t : {&*with, &*without}) {
+    Status s = (**t).set_peer_addresses(addresses);
+    EXPECT_EQ(s.code(), ErrorCode::kConfig) << s.to_string();
+    EXPECT_NE(s.message().find("TAGWIRE_TM"), std::string::npos) << s.to_string();
+  }
+}
+
 // Receives posted first are taken by the NIC: an eager message and a
 // rendezvous request (read by the engine straight into the receive), both
 // intact, and software matched none.
@@ -159,8 +201,11 @@ TEST_F(EngineTagOffload, PostedReceivesAreMatchedByTheNicEagerAndRendezvous) {
       EXPECT_EQ(c.matched_by_software, 0u);
     } else {
       while (job.flag.load() < 1) std::this_thread::yield();
+      const std::uint64_t before = e.transport_counters().messages_sent;
       ASSERT_TRUE(e.send(small.data(), small.size(), 1, 1, e.world(), SendMode::kStandard).is_ok());
       ASSERT_TRUE(e.send(large.data(), large.size(), 1, 2, e.world(), SendMode::kStandard).is_ok());
+      // Both went tagged, past Transport::send, and still count as sent.
+      EXPECT_EQ(e.transport_counters().messages_sent, before + 2);
     }
   });
 }
