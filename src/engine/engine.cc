@@ -26,8 +26,10 @@ constexpr std::size_t kMaxRemoteKey = 4096;
 // a tenth of an 8-byte ping-pong.
 constexpr unsigned kPollsPerLock = 64;
 
-Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config, int rank,
-                                                               int size) {
+// `rank` and `size` only matter to the verbs transport (a build may have none).
+Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config,
+                                                               [[maybe_unused]] int rank,
+                                                               [[maybe_unused]] int size) {
   switch (config.transport) {
     case TransportChoice::kAuto:
     case TransportChoice::kUcx:
