@@ -281,6 +281,9 @@ class VerbsTransport final : public transport::Transport {
         break;
       }
     }
+    // A job of one rank has no ring QP, but with tag matching its channel to
+    // itself needs the port's GID and LID too.
+    if (any.qpn == 0 && tag_offload_) any = tag_offload_->address(options_.rank).send;
     head.gid = any.gid;
     head.lid = any.lid;
     head.flags = options_.wake_on_every_message ? kWakeOnEveryMessage : 0;

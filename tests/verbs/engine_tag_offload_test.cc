@@ -311,6 +311,28 @@ TEST_F(EngineTagOffload, ReceiveAndSendCancelWhileTheNicHoldsOrCountsTheMessage)
   });
 }
 
+// A job of one rank: its only channel is to itself, through the NIC; the
+// NIC matches what the rank sends itself, in order.
+TEST_F(EngineTagOffload, AJobOfOneRankMatchesItsOwnMessagesInTheNic) {
+  run_job(1, ContractNic::StaleAdd::kRefused, 16, [&](int, Engine& e, Job&) {
+    std::vector<std::uint8_t> first(50), second(50);
+    auto r1 = e.irecv(first.data(), first.size(), 0, 6, e.world());
+    auto r2 = e.irecv(second.data(), second.size(), matching::kAnySource, 6, e.world());
+    ASSERT_TRUE(r1.is_ok() && r2.is_ok());
+    for (int i = 0; i < 4; ++i) e.progress();
+    const auto a = pattern_bytes(50, 7);
+    const auto b = pattern_bytes(50, 8);
+    ASSERT_TRUE(e.send(a.data(), a.size(), 0, 6, e.world(), SendMode::kStandard).is_ok());
+    ASSERT_TRUE(e.send(b.data(), b.size(), 0, 6, e.world(), SendMode::kStandard).is_ok());
+    MessageStatus st;
+    ASSERT_TRUE(e.wait(*r1, &st).is_ok());
+    ASSERT_TRUE(e.wait(*r2, &st).is_ok());
+    EXPECT_EQ(first, a);
+    EXPECT_EQ(second, b);
+    EXPECT_EQ(e.counters().matching.matched_by_nic, 2u);
+  });
+}
+
 // Three ranks, each sending to every rank (itself too) a stream of eager,
 // rendezvous and synchronous messages while receiving with specific and
 // ANY_SOURCE receives in random windows: every message arrives once,
