@@ -58,20 +58,30 @@ void notify(const void* address, std::size_t length) {
 void on_ucm_event(ucm_event_type_t, ucm_event_t* event, void*) {
   notify(event->vm_unmapped.address, event->vm_unmapped.size);
 }
+
+// Installed once and never removed, and never under registry_mutex():
+// libucm dispatches an event holding its handler lock (read), and notify()
+// then takes registry_mutex(); setting or unsetting a handler takes that
+// lock for writing, so doing either under registry_mutex() deadlocks
+// against any thread's munmap (seen: two transports finalizing in two
+// threads, one unsetting while the other's ibv_destroy_cq unmapped). With
+// no listener left, the handler costs one atomic load per unmapping.
+bool install_ucm_handler() {
+  static const bool installed =
+      ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, &on_ucm_event, nullptr) == UCS_OK;
+  return installed;
+}
 #endif
 
 }  // namespace
 
 bool add_unmap_listener(UnmapListener fn, void* ctx) {
+#ifdef TAGWIRE_HAVE_UCM
+  if (!install_ucm_handler()) return false;
+#endif
   std::lock_guard lock(registry_mutex());
   for (Listener& l : listeners()) {
     if (l.fn == nullptr) {
-#ifdef TAGWIRE_HAVE_UCM
-      if (g_listener_count.load() == 0 &&
-          ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 0, &on_ucm_event, nullptr) != UCS_OK) {
-        return false;
-      }
-#endif
       l = {fn, ctx};
       g_listener_count.fetch_add(1, std::memory_order_release);
       return true;
@@ -86,11 +96,6 @@ void remove_unmap_listener(void* ctx) {
     if (l.fn != nullptr && l.ctx == ctx) {
       l = {};
       g_listener_count.fetch_sub(1, std::memory_order_release);
-#ifdef TAGWIRE_HAVE_UCM
-      if (g_listener_count.load() == 0) {
-        ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, &on_ucm_event, nullptr);
-      }
-#endif
     }
   }
 }

@@ -5,9 +5,15 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "verbs/memory_hooks.h"
@@ -205,6 +211,53 @@ TEST(MemoryHooks, TheCacheForgetsMemoryThatWasUnmapped) {
   EXPECT_EQ(cache.stats().invalidated, 1u);
   ASSERT_EQ(munmap(b, len), 0);
   remove_unmap_listener(&cache);
+}
+
+// A transport finalizing (its listener removed) while another thread
+// unmaps: libucm holds its handler lock while it reports the unmapping,
+// and the report takes the listener registry's lock, so the registry must
+// never call into libucm under its own lock (it did: removing the last
+// listener unset the handler there, and two ranks' threads finalizing
+// together hung in the soft-RoCE VM about once in ten runs).
+TEST(MemoryHooks, ListenersComeAndGoWhileAnotherThreadUnmaps) {
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> unmaps{0};
+  std::atomic<std::uint64_t> seen{0};
+  std::thread unmapper([&] {
+    while (!stop.load()) {
+      void* a = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (a == MAP_FAILED || munmap(a, 4096) != 0) break;
+      unmaps.fetch_add(1);
+    }
+  });
+  auto churn = std::async(std::launch::async, [&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    int rounds = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      if (!add_unmap_listener(
+              [](void* ctx, std::uintptr_t, std::size_t) {
+                static_cast<std::atomic<std::uint64_t>*>(ctx)->fetch_add(1);
+              },
+              &seen)) {
+        return -1;
+      }
+      std::this_thread::yield();
+      remove_unmap_listener(&seen);
+      ++rounds;
+    }
+    return rounds;
+  });
+  if (churn.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    // Deadlocked threads cannot be joined: say so and end the run loudly.
+    std::fprintf(stderr, "MemoryHooks: adding and removing listeners deadlocked against munmap\n");
+    std::abort();
+  }
+  stop = true;
+  unmapper.join();
+  const int rounds = churn.get();
+  ASSERT_GT(rounds, 0) << "a listener could not be added";
+  EXPECT_GT(unmaps.load(), 0u) << "the other thread's mmap/munmap failed";
+  EXPECT_GT(seen.load(), 0u) << "no unmapping was reported while a listener was in";
 }
 
 }  // namespace
