@@ -86,6 +86,10 @@ class VerbsTagOffload final : public transport::TagOffload {
   unsigned progress(transport::Receiver& receiver);
   // SENDs posted or waiting: the peer has not acknowledged everything yet.
   bool sending() const { return !backlog_.empty() || in_flight_ != 0; }
+  // The engine took the facet (set_sink). Where it did not (it matches in
+  // software, as under one-sided cancel; every rank alike, checked at its
+  // start-up), the transport keeps its messages on the eager ring.
+  bool in_use() const { return sink_ != nullptr; }
 
   const VerbsTagOffloadCounters& counters() const { return counters_; }
   const TagOffloadPortCounters& port_counters() const { return port_->counters(); }

@@ -403,7 +403,9 @@ class VerbsTransport final : public transport::Transport {
     ++counters_.messages_sent;
     // With the NIC matching, everything to a rank (self too) shares the one
     // channel its tagged messages take, so order holds across both kinds.
-    if (tag_offload_) return tag_offload_->send_untagged(peer, header, payload);
+    if (tag_offload_ && tag_offload_->in_use()) {
+      return tag_offload_->send_untagged(peer, header, payload);
+    }
     if (peer == options_.rank) {
       self_queue_.emplace_back(frame(header, payload));
       return transport::Issued::kDone;

@@ -25,6 +25,7 @@
 #include "contract_tm_srq.h"
 #include "engine/engine.h"
 #include "test_device.h"
+#include "verbs/verbs_tag_offload.h"
 #include "verbs/verbs_transport.h"
 
 namespace tagwire::engine {
@@ -41,6 +42,21 @@ std::vector<std::uint8_t> pattern_bytes(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
+// Rank 0's opening of the send-cancel scenarios: a send to rank 1 cancelled
+// at once (`bytes` must outlive the request). Null after a reported failure.
+Request* isend_then_cancel(Engine& e, const std::vector<std::uint8_t>& bytes, int tag) {
+  auto s = e.isend(bytes.data(), bytes.size(), 1, tag, e.world(), SendMode::kStandard);
+  if (!s.is_ok()) {
+    ADD_FAILURE() << "isend: " << s.status().to_string();
+    return nullptr;
+  }
+  if (const Status c = e.cancel(*s); !c.is_ok()) {
+    ADD_FAILURE() << "cancel: " << c.to_string();
+    return nullptr;
+  }
+  return *s;
+}
+
 // Whether this run uses the device's own tag matching instead of the
 // contract SRQ: only where asked and the device has it.
 bool hardware_run() {
@@ -49,15 +65,18 @@ bool hardware_run() {
 }
 
 struct Job {
-  explicit Job(int ranks) : meeting(ranks) {}
+  explicit Job(int ranks) : meeting(ranks), facets(static_cast<std::size_t>(ranks)) {}
   tagwire::testing::ThreadMeeting meeting;
+  // Each rank's tag-matching facet under its engine (its counters).
+  std::vector<const verbs::VerbsTagOffload*> facets;
   std::atomic<int> flag{0};  // test-level signals between ranks (not messages)
 };
 
 // Runs `body` on every rank, each in a thread with its own engine over its
 // own verbs transport, then checks the book and finalizes.
 void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
-             const std::function<void(int, Engine&, Job&)>& body) {
+             const std::function<void(int, Engine&, Job&)>& body,
+             CancelMode cancel_mode = CancelMode::kAgent) {
   Job job(ranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
@@ -79,11 +98,14 @@ void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
       auto transport = verbs::create_verbs_transport(o);
       ASSERT_TRUE(transport.is_ok()) << transport.status().to_string();
       ASSERT_NE((*transport)->tag_offload(), nullptr) << "the transport offers no tag matching";
+      job.facets[static_cast<std::size_t>(r)] =
+          dynamic_cast<const verbs::VerbsTagOffload*>((*transport)->tag_offload());
       Config config;
       config.cancel_agent = false;
       config.progress_thread = false;
       config.eager_threshold = kEager;
       config.eager_threshold_set = true;
+      config.cancel_mode = cancel_mode;
       auto engine = Engine::create(
           config, std::make_unique<tagwire::testing::ThreadBootstrap>(&job.meeting, r),
           std::move(transport).value());
@@ -206,6 +228,7 @@ TEST_F(EngineTagOffload, PostedReceivesAreMatchedByTheNicEagerAndRendezvous) {
       ASSERT_TRUE(e.send(large.data(), large.size(), 1, 2, e.world(), SendMode::kStandard).is_ok());
       // Both went tagged, past Transport::send, and still count as sent.
       EXPECT_EQ(e.transport_counters().messages_sent, before + 2);
+      EXPECT_EQ(job.facets[0]->counters().tagged_sent, 2u);
     }
   });
 }
@@ -236,6 +259,10 @@ TEST_F(EngineTagOffload, UnexpectedMessagesAreProbedAndMatchedBySoftwareThenTheN
       return found;
     });
     EXPECT_EQ(st.count, 40u);
+    // The sender's sends returned when staged, not when delivered: wait
+    // until all five have landed, or a receive posted below could meet a
+    // late one in the NIC (correct MPI, but not this scenario).
+    progress_until(e, [&] { return e.counters().unexpected >= kCount; });
     for (int i = 0; i < kCount; ++i) {
       std::vector<std::uint8_t> in(64);
       ASSERT_TRUE(e.recv(in.data(), in.size(), 0, 3, e.world(), &st).is_ok());
@@ -297,12 +324,11 @@ TEST_F(EngineTagOffload, ReceiveAndSendCancelWhileTheNicHoldsOrCountsTheMessage)
     } else {
       while (job.flag.load() < 1) std::this_thread::yield();
       const auto doomed = pattern_bytes(8, 1);
-      auto s = e.isend(doomed.data(), doomed.size(), 1, 5, e.world(), SendMode::kStandard);
-      ASSERT_TRUE(s.is_ok());
-      ASSERT_TRUE(e.cancel(*s).is_ok());
+      Request* s = isend_then_cancel(e, doomed, 5);
+      ASSERT_NE(s, nullptr);
       job.flag = 2;
       MessageStatus st;
-      ASSERT_TRUE(e.wait(*s, &st).is_ok());
+      ASSERT_TRUE(e.wait(s, &st).is_ok());
       EXPECT_TRUE(st.cancelled) << "the receiver had not matched it: the cancel must win";
       const auto kept = pattern_bytes(8, 2);
       ASSERT_TRUE(e.send(kept.data(), kept.size(), 1, 5, e.world(), SendMode::kStandard).is_ok());
@@ -331,6 +357,48 @@ TEST_F(EngineTagOffload, AJobOfOneRankMatchesItsOwnMessagesInTheNic) {
     EXPECT_EQ(second, b);
     EXPECT_EQ(e.counters().matching.matched_by_nic, 2u);
   });
+}
+
+// One-sided send cancel needs every match to claim a slot first, so the
+// engine declines the NIC's matching even where the transport offers it;
+// the transport then keeps every message on its eager ring (the path the
+// one-sided tests cover), and a cancel is decided by the remote CAS.
+TEST_F(EngineTagOffload, OneSidedCancelKeepsMatchingAndMessagesInSoftware) {
+  run_job(
+      2, ContractNic::StaleAdd::kRefused, 16,
+      [&](int rank, Engine& e, Job& job) {
+        if (rank == 1) {
+          job.flag = 1;
+          progress_until(e, [&] { return job.flag.load() >= 2; });
+          std::vector<std::uint8_t> in(32);
+          MessageStatus st;
+          ASSERT_TRUE(e.recv(in.data(), in.size(), 0, 8, e.world(), &st).is_ok());
+          in.resize(st.count);
+          EXPECT_EQ(in, pattern_bytes(16, 4)) << "the cancelled send was delivered";
+          EXPECT_EQ(e.counters().matching.matched_by_nic, 0u);
+          EXPECT_EQ(e.counters().matching.offloaded, 0u);
+        } else {
+          while (job.flag.load() < 1) std::this_thread::yield();
+          const auto doomed = pattern_bytes(16, 3);
+          Request* s = isend_then_cancel(e, doomed, 8);
+          ASSERT_NE(s, nullptr);
+          MessageStatus st;
+          ASSERT_TRUE(e.wait(s, &st).is_ok());
+          EXPECT_TRUE(st.cancelled) << "not yet matched: the remote CAS must win";
+          EXPECT_GT(e.counters().one_sided_cancels, 0u);
+          const auto kept = pattern_bytes(16, 4);
+          ASSERT_TRUE(
+              e.send(kept.data(), kept.size(), 1, 8, e.world(), SendMode::kStandard).is_ok());
+          job.flag = 2;
+        }
+        // Nothing went by the tag-matching channel: all by the eager ring.
+        const auto& sent = job.facets[static_cast<std::size_t>(rank)]->counters();
+        EXPECT_EQ(sent.tagged_sent + sent.untagged_sent, 0u);
+        if (rank == 0) {
+          EXPECT_GE(e.transport_counters().messages_sent, 2u);  // the two sends
+        }
+      },
+      CancelMode::kOneSided);
 }
 
 // Three ranks, each sending to every rank (itself too) a stream of eager,
