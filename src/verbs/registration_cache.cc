@@ -1,6 +1,7 @@
 #include "verbs/registration_cache.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "common/log.h"
 
@@ -38,6 +39,7 @@ Result<RegistrationCache::Entry*> RegistrationCache::acquire(const void* address
   const auto first = reinterpret_cast<std::uintptr_t>(address);
   const std::uintptr_t last = first + std::max<std::size_t>(length, 1);
   std::lock_guard lock(mutex_);
+  apply_invalidations_locked();
   collect_locked();
   auto it = by_start_.upper_bound(first);
   for (int k = 0; k < kLookBack && it != by_start_.begin(); ++k) {
@@ -73,6 +75,7 @@ Result<RegistrationCache::Entry*> RegistrationCache::acquire(const void* address
 void RegistrationCache::release(Entry* entry) {
   std::lock_guard lock(mutex_);
   --entry->users;
+  apply_invalidations_locked();
   if (!entry->valid || marked_) collect_locked();
 }
 
@@ -84,17 +87,39 @@ std::uint32_t RegistrationCache::rkey(const Entry* entry) {
 }
 
 void RegistrationCache::invalidate(std::uintptr_t start, std::size_t length) {
-  const std::uintptr_t end = start + length;
-  // Called from inside memory hooks: no allocation, no deregistration, only
-  // marks (the next acquire or release removes what is marked). The mutex
-  // is recursive: an allocation inside acquire() may unmap and land here.
-  std::lock_guard lock(mutex_);
-  for (auto it = by_start_.begin(); it != by_start_.end() && it->first < end; ++it) {
-    Entry* e = it->second.get();
-    if (e->valid && e->end > start) {
-      e->valid = false;
-      marked_ = true;
-      ++stats_.invalidated;
+  std::lock_guard lock(pending_mutex_);
+  if (pending_count_ == pending_.size()) {
+    pending_overflow_ = true;
+    return;
+  }
+  pending_[pending_count_++] = {start, start + length};
+}
+
+// Marks what the hooks reported (deregistration waits for collect_locked).
+void RegistrationCache::apply_invalidations_locked() {
+  std::array<Range, kPendingRanges> ranges;
+  std::size_t count = 0;
+  bool all = false;
+  {
+    std::lock_guard lock(pending_mutex_);
+    count = pending_count_;
+    all = pending_overflow_;
+    std::copy_n(pending_.begin(), count, ranges.begin());
+    pending_count_ = 0;
+    pending_overflow_ = false;
+  }
+  if (all) {
+    count = 1;
+    ranges[0] = {0, UINTPTR_MAX};
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    for (auto it = by_start_.begin(); it != by_start_.end() && it->first < ranges[i].end; ++it) {
+      Entry* e = it->second.get();
+      if (e->valid && e->end > ranges[i].start) {
+        e->valid = false;
+        marked_ = true;
+        ++stats_.invalidated;
+      }
     }
   }
 }
@@ -148,8 +173,9 @@ void RegistrationCache::enforce_budget_locked() {
   collect_locked();
 }
 
-RegistrationCacheStats RegistrationCache::stats() const {
+RegistrationCacheStats RegistrationCache::stats() {
   std::lock_guard lock(mutex_);
+  apply_invalidations_locked();
   return stats_;
 }
 

@@ -9,16 +9,18 @@
 //
 // Correctness rests on invalidation: invalidate() is called (from the
 // memory hooks, any thread) before a range is unmapped, remapped or
-// emptied, and no entry overlapping it is handed out again. It only marks
-// (a hook must not allocate, and deregistering would call into verbs from
-// arbitrary threads); an entry in use is deregistered when its last user
-// releases it, the rest on the next acquire or release. Least recently used unused entries go when
-// the cache passes its byte budget.
+// emptied, and no entry overlapping it is handed out again. It only records
+// the range (a hook must not allocate nor wait for the cache, and
+// deregistering would call into verbs from arbitrary threads); the next
+// acquire or release marks what overlaps it before anything else, an entry
+// in use is deregistered when its last user releases it, the rest at once.
+// Least recently used unused entries go when the cache passes its budget.
 //
 // The registering itself is a callback, so that the bookkeeping is tested
 // without a device.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -68,21 +70,40 @@ class RegistrationCache {
   static std::uint32_t lkey(const Entry* entry);
   static std::uint32_t rkey(const Entry* entry);
 
-  // [start, start + length) is about to change its pages.
+  // [start, start + length) is about to change its pages. Called from
+  // memory hooks, on any thread, possibly while another thread holds the
+  // cache and is itself unmapping (inside a registration): it only records
+  // the range under a lock of its own, never the cache's (that wait closed
+  // a cycle through the hooks' registry lock), and the next acquire,
+  // release or stats() applies it before anything else.
   void invalidate(std::uintptr_t start, std::size_t length);
 
-  RegistrationCacheStats stats() const;
+  RegistrationCacheStats stats();
 
  private:
   void drop_locked(Entry* e, bool for_budget);
   void collect_locked();
   void enforce_budget_locked();
+  void apply_invalidations_locked();
+
+  struct Range {
+    std::uintptr_t start = 0;
+    std::uintptr_t end = 0;
+  };
+  // Ranges reported and not yet applied; beyond kPendingRanges, every entry
+  // is dropped instead (correct, only slower). A fixed array: nothing under
+  // pending_mutex_ may allocate, or it could unmap and re-enter the hook.
+  static constexpr std::size_t kPendingRanges = 128;
 
   Register register_;
   std::size_t max_bytes_;
   std::size_t page_;
-  mutable std::recursive_mutex mutex_;
-  bool marked_ = false;  // invalidate() marked entries that are still in by_start_
+  std::mutex mutex_;
+  std::mutex pending_mutex_;  // held only to copy ranges in or out
+  std::array<Range, kPendingRanges> pending_{};
+  std::size_t pending_count_ = 0;
+  bool pending_overflow_ = false;
+  bool marked_ = false;  // entries marked invalid that are still in by_start_
   // Entries by start address (several may overlap), marked ones included.
   std::multimap<std::uintptr_t, std::unique_ptr<Entry>> by_start_;
   std::list<Entry*> lru_;                     // valid entries, most recently used first
