@@ -297,6 +297,45 @@ TEST_F(MemoryHooks, TheCacheForgetsMemoryThatWasUnmapped) {
   remove_unmap_listener(&cache);
 }
 
+// Another thread mapping and unmapping a page in a loop until destroyed.
+class Unmapper {
+ public:
+  Unmapper()
+      : thread_([this] {
+          while (!stop_.load()) {
+            void* a =
+                mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (a == MAP_FAILED || munmap(a, 4096) != 0) break;
+            unmaps_.fetch_add(1);
+          }
+        }) {}
+  ~Unmapper() { stop(); }
+  Unmapper(const Unmapper&) = delete;
+  Unmapper& operator=(const Unmapper&) = delete;
+  // Joins the thread; then how many pages it unmapped.
+  std::uint64_t stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return unmaps_.load();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> unmaps_{0};
+  std::thread thread_;
+};
+
+// A deadlock leaves threads that cannot be joined: say which and end the
+// run loudly instead of hanging until meson's timeout.
+template <typename T>
+T result_or_abort(std::future<T>& f, const char* deadlock) {
+  if (f.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "MemoryHooks: %s deadlocked\n", deadlock);
+    std::abort();
+  }
+  return f.get();
+}
+
 // A transport finalizing (its listener removed) while another thread
 // unmaps: libucm holds its handler lock while it reports the unmapping,
 // and the report takes the listener registry's lock, so the registry must
@@ -304,16 +343,8 @@ TEST_F(MemoryHooks, TheCacheForgetsMemoryThatWasUnmapped) {
 // listener unset the handler there, and two ranks' threads finalizing
 // together hung in the soft-RoCE VM about once in ten runs).
 TEST_F(MemoryHooks, ListenersComeAndGoWhileAnotherThreadUnmaps) {
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> unmaps{0};
   std::atomic<std::uint64_t> seen{0};
-  std::thread unmapper([&] {
-    while (!stop.load()) {
-      void* a = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (a == MAP_FAILED || munmap(a, 4096) != 0) break;
-      unmaps.fetch_add(1);
-    }
-  });
+  Unmapper unmapper;
   auto churn = std::async(std::launch::async, [&] {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     int rounds = 0;
@@ -331,16 +362,9 @@ TEST_F(MemoryHooks, ListenersComeAndGoWhileAnotherThreadUnmaps) {
     }
     return rounds;
   });
-  if (churn.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
-    // Deadlocked threads cannot be joined: say so and end the run loudly.
-    std::fprintf(stderr, "MemoryHooks: adding and removing listeners deadlocked against munmap\n");
-    std::abort();
-  }
-  stop = true;
-  unmapper.join();
-  const int rounds = churn.get();
+  const int rounds = result_or_abort(churn, "adding and removing listeners against munmap");
+  EXPECT_GT(unmapper.stop(), 0u) << "the other thread's mmap/munmap failed";
   ASSERT_GT(rounds, 0) << "a listener could not be added";
-  EXPECT_GT(unmaps.load(), 0u) << "the other thread's mmap/munmap failed";
   EXPECT_GT(seen.load(), 0u) << "no unmapping was reported while a listener was in";
 }
 
@@ -367,15 +391,7 @@ TEST_F(MemoryHooks, TheCacheRegistersWhileAnotherThreadUnmaps) {
         static_cast<RegistrationCache*>(ctx)->invalidate(s, n);
       },
       &cache));
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> unmaps{0};
-  std::thread unmapper([&] {
-    while (!stop.load()) {
-      void* a = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (a == MAP_FAILED || munmap(a, page) != 0) break;
-      unmaps.fetch_add(1);
-    }
-  });
+  Unmapper unmapper;
   auto registering = std::async(std::launch::async, [&] {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     std::uint64_t misses = 0;
@@ -389,15 +405,10 @@ TEST_F(MemoryHooks, TheCacheRegistersWhileAnotherThreadUnmaps) {
     }
     return misses;
   });
-  if (registering.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
-    std::fprintf(stderr, "MemoryHooks: the cache's lock and the registry's deadlocked\n");
-    std::abort();
-  }
-  stop = true;
-  unmapper.join();
+  const std::uint64_t misses = result_or_abort(registering, "the cache's lock and the registry's");
+  EXPECT_GT(unmapper.stop(), 0u) << "the other thread's mmap/munmap failed";
   remove_unmap_listener(&cache);
-  EXPECT_GT(registering.get(), 0u) << "nothing was registered";
-  EXPECT_GT(unmaps.load(), 0u) << "the other thread's mmap/munmap failed";
+  EXPECT_GT(misses, 0u) << "nothing was registered";
   EXPECT_EQ(static_cast<int>(l.live.size()), l.registered - l.deregistered);
 }
 
