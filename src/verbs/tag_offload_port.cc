@@ -51,7 +51,8 @@ Result<std::unique_ptr<TagOffloadPort>> TagOffloadPort::create(
   }
   TagOffloadPortOptions granted = options;
   granted.entries = std::min(options.entries, caps.tm_max_tags);
-  auto srq = create_verbs_tm_srq(device, true, granted.unexpected_buffers, granted.entries);
+  auto srq = create_verbs_tm_srq(device, true, granted.unexpected_buffers, granted.entries,
+                                 options.events);
   if (!srq) return srq.status();
   return create_with(granted, std::move(srq).value(), &device);
 }

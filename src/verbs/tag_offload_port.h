@@ -43,6 +43,7 @@ struct TagOffloadPortOptions {
   std::uint32_t entries = 64;             // entries the NIC may hold (capped by tm_max_tags)
   std::uint32_t message_bytes = 16384;    // largest engine header + payload
   std::uint32_t unexpected_buffers = 64;  // SRQ buffers: TMH + message_bytes each
+  ibv_comp_channel* events = nullptr;     // create(): the channel the CQ raises events on
 };
 
 // The bytes of one message to a tag-matching SRQ. `tag`: the NIC tag, or

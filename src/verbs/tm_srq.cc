@@ -18,9 +18,11 @@ class VerbsTmSrq final : public TmSrq {
     cq_.reset();
   }
 
-  Status create(const Device& device, std::uint32_t buffers, std::uint32_t nic_entries) {
+  Status create(const Device& device, std::uint32_t buffers, std::uint32_t nic_entries,
+                ibv_comp_channel* events) {
     ibv_cq_init_attr_ex cq_attr{};
     cq_attr.cqe = buffers * 2 + nic_entries * 4 + 64;
+    cq_attr.channel = events;
     cq_attr.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM;
     if (hardware_) cq_attr.wc_flags |= IBV_WC_EX_WITH_TM_INFO;
     cq_.reset(ibv_create_cq_ex(device.context(), &cq_attr));
@@ -127,10 +129,10 @@ class VerbsTmSrq final : public TmSrq {
 }  // namespace
 
 Result<std::unique_ptr<TmSrq>> create_verbs_tm_srq(const Device& device, bool hardware,
-                                                   std::uint32_t buffers,
-                                                   std::uint32_t nic_entries) {
+                                                   std::uint32_t buffers, std::uint32_t nic_entries,
+                                                   ibv_comp_channel* events) {
   auto srq = std::make_unique<VerbsTmSrq>(hardware);
-  TAGWIRE_RETURN_IF_ERROR(srq->create(device, buffers, nic_entries));
+  TAGWIRE_RETURN_IF_ERROR(srq->create(device, buffers, nic_entries, events));
   return std::unique_ptr<TmSrq>(std::move(srq));
 }
 

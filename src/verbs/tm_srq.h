@@ -37,8 +37,11 @@ class TmSrq {
 };
 
 // `hardware`: a TM-SRQ holding up to `nic_entries` tags (needs IBV_TM_CAP_RC).
+// `events`: the completion channel its CQ raises events on once armed
+// (ibv_req_notify_cq on cq()), so that a thread asleep on the channel wakes
+// for a tagged message as for any other; null: no events.
 Result<std::unique_ptr<TmSrq>> create_verbs_tm_srq(const Device& device, bool hardware,
-                                                   std::uint32_t buffers,
-                                                   std::uint32_t nic_entries);
+                                                   std::uint32_t buffers, std::uint32_t nic_entries,
+                                                   ibv_comp_channel* events = nullptr);
 
 }  // namespace tagwire::verbs

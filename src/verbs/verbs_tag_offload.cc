@@ -43,6 +43,7 @@ Result<std::unique_ptr<VerbsTagOffload>> VerbsTagOffload::create(
   port_options.entries = options.entries;
   port_options.message_bytes = options.message_bytes;
   port_options.unexpected_buffers = options.unexpected_buffers;
+  port_options.events = options.events;
   auto port = srq ? TagOffloadPort::create_with(port_options, std::move(srq), &device)
                   : TagOffloadPort::create(device, port_options);
   if (!port) return port.status();
@@ -194,6 +195,15 @@ unsigned VerbsTagOffload::send_backlog() {
     ++n;
   }
   return n;
+}
+
+Status VerbsTagOffload::request_event() {
+  ibv_cq* cq = port_->cq();  // checked at create(); the compiler cannot know
+  if (cq == nullptr) return {ErrorCode::kInternal, "tag offload: no CQ to ask for events"};
+  if (int rc = ibv_req_notify_cq(cq, 0); rc != 0) {
+    return verbs_error("ibv_req_notify_cq (tag matching)", rc);
+  }
+  return Status::ok();
 }
 
 unsigned VerbsTagOffload::progress(transport::Receiver& receiver) {

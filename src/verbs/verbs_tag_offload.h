@@ -42,6 +42,9 @@ struct VerbsTagOffloadOptions {
   std::uint32_t message_bytes = 0;         // largest header + payload
   std::uint32_t unexpected_buffers = 128;  // the SRQ's buffers for what the NIC does not match
   std::uint32_t staging_slots = 64;        // SENDs in flight, all peers
+  // The channel the tag-matching CQ raises events on (the transport's, so
+  // one fd wakes a sleeping helper for both CQs); null: no events.
+  ibv_comp_channel* events = nullptr;
 };
 
 struct VerbsTagOffloadCounters {
@@ -84,6 +87,10 @@ class VerbsTagOffload final : public transport::TagOffload {
   // SEND completions, what waited for a staging slot, then the port's
   // completions (to the sink and, untagged, to `receiver`).
   unsigned progress(transport::Receiver& receiver);
+  // An event on the channel at the tag-matching CQ's next completion (a
+  // message arrived, matched or not, or an operation ended). Completions
+  // already there raise none: poll after asking.
+  Status request_event();
   // SENDs posted or waiting: the peer has not acknowledged everything yet.
   bool sending() const { return !backlog_.empty() || in_flight_ != 0; }
   // The engine took the facet (set_sink). Where it did not (it matches in

@@ -570,18 +570,23 @@ class VerbsTransport final : public transport::Transport {
 
   Result<bool> arm() override {
     if (!self_queue_.empty()) return false;
-    // The tag-matching CQ has no completion channel: a message there raises
-    // no event, and a sleeping helper finds it at its next timed look
-    // (helper_thread.cc: every millisecond while the application is away).
+    // SEND completions raise no event, and a message waiting for a staging
+    // slot needs them: no sleep until the peers have everything.
     if (tag_offload_ && tag_offload_->sending()) return false;
     if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0)
       return verbs_error("ibv_req_notify_cq", rc);
+    // With tag matching every message arrives on the tag-matching CQ, which
+    // shares the channel: a cancel request there wakes the agent at once.
+    if (tag_offload_) TAGWIRE_RETURN_IF_ERROR(tag_offload_->request_event());
     armed_ = true;
     // A completion that landed before the request would raise no event;
     // neither does an eager WRITE without immediate, so the rings are
     // looked at too.
     if (poll_completions() != 0) return false;
     if (connector_ && poll_connections() != 0) return false;
+    if (tag_offload_ && receiver_ != nullptr && tag_offload_->progress(*receiver_) != 0) {
+      return false;
+    }
     return !rings_have_messages();
   }
   int event_fd() const override { return channel_->fd; }
@@ -1138,9 +1143,10 @@ class VerbsTransport final : public transport::Transport {
     // the engine keeps matching in software if an entry holds less.
     o.message_bytes =
         static_cast<std::uint32_t>(kMaxHeader + std::max<std::size_t>(options_.max_payload, 4096));
+    o.events = channel_.get();
     std::unique_ptr<TmSrq> srq;
     if (options_.tm_srq_for_tests) {
-      auto made = options_.tm_srq_for_tests(device_, o.unexpected_buffers);
+      auto made = options_.tm_srq_for_tests(device_, o.unexpected_buffers, channel_.get());
       if (!made) return made.status().with_context("the test's tag-matching SRQ");
       srq = std::move(made).value();
     }
@@ -1267,12 +1273,15 @@ class VerbsTransport final : public transport::Transport {
     return Status::ok();
   }
 
+  // Events come from two CQs (the transport's and, with tag matching, the
+  // TM-SRQ's); each is acknowledged on the CQ that raised it, or destroying
+  // that CQ would wait for ever.
   void drain_channel() {
     ibv_cq* cq = nullptr;
     void* ctx = nullptr;
-    unsigned events = 0;
-    while (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) ++events;  // non-blocking fd
-    if (events > 0) ibv_ack_cq_events(cq_.get(), events);
+    while (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) {  // non-blocking fd
+      ibv_ack_cq_events(cq, 1);
+    }
   }
 
   unsigned poll_completions() {

@@ -63,7 +63,9 @@ struct VerbsOptions {
   // contract over a plain SRQ (tests/verbs/contract_tm_srq.h), so that the
   // whole offload path runs on a device without tag matching (rxe0). Set,
   // the transport offers the engine tag matching whatever the device says.
-  std::function<Result<std::unique_ptr<TmSrq>>(const Device&, std::uint32_t buffers)>
+  // `events`: the channel its CQ must raise events on (create_verbs_tm_srq).
+  std::function<Result<std::unique_ptr<TmSrq>>(const Device&, std::uint32_t buffers,
+                                               ibv_comp_channel* events)>
       tm_srq_for_tests;
 };
 

@@ -60,8 +60,11 @@ class ContractTmSrq final : public TmSrq {
  public:
   static Result<std::unique_ptr<TmSrq>> create(const Device& device, std::uint32_t buffers,
                                                ContractNic::StaleAdd stale,
-                                               std::uint32_t sync_request_every) {
-    auto plain = create_verbs_tm_srq(device, /*hardware=*/false, buffers, 0);
+                                               std::uint32_t sync_request_every,
+                                               ibv_comp_channel* events = nullptr) {
+    // Every arrival is a completion on the plain SRQ's CQ, so it raises the
+    // channel's event as the NIC's report of it would.
+    auto plain = create_verbs_tm_srq(device, /*hardware=*/false, buffers, 0, events);
     if (!plain) return plain.status();
     return std::unique_ptr<TmSrq>(
         new ContractTmSrq(std::move(plain).value(), stale, sync_request_every));

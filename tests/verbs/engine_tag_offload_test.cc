@@ -7,6 +7,7 @@
 // device context, transport and engine. On a ConnectX-5+ the same job runs
 // over the device's own TM-SRQ (TAGWIRE_TEST_TM_HARDWARE=1, see README).
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <atomic>
@@ -76,7 +77,7 @@ struct Job {
 // own verbs transport, then checks the book and finalizes.
 void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
              const std::function<void(int, Engine&, Job&)>& body,
-             CancelMode cancel_mode = CancelMode::kAgent) {
+             CancelMode cancel_mode = CancelMode::kAgent, bool cancel_agent = false) {
   Job job(ranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
@@ -91,8 +92,9 @@ void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
       if (hardware_run()) {
         o.tag_matching = TagMatchingChoice::kOn;
       } else {
-        o.tm_srq_for_tests = [stale](const verbs::Device& d, std::uint32_t buffers) {
-          return ContractTmSrq::create(d, buffers, stale, /*sync_request_every=*/7);
+        o.tm_srq_for_tests = [stale](const verbs::Device& d, std::uint32_t buffers,
+                                     ibv_comp_channel* events) {
+          return ContractTmSrq::create(d, buffers, stale, /*sync_request_every=*/7, events);
         };
       }
       auto transport = verbs::create_verbs_transport(o);
@@ -101,7 +103,7 @@ void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
       job.facets[static_cast<std::size_t>(r)] =
           dynamic_cast<const verbs::VerbsTagOffload*>((*transport)->tag_offload());
       Config config;
-      config.cancel_agent = false;
+      config.cancel_agent = cancel_agent;
       config.progress_thread = false;
       config.eager_threshold = kEager;
       config.eager_threshold_set = true;
@@ -153,26 +155,30 @@ class EngineTagOffload : public ::testing::Test {
   }
 };
 
+// Rank `rank` of two, by the QP exchange; `offload`: the contract SRQ
+// plays the NIC (for the transport-level checks, which need no engine).
+verbs::VerbsOptions options(int rank, bool offload) {
+  verbs::VerbsOptions o;
+  const char* device = std::getenv("TAGWIRE_DEVICE");
+  o.device = device != nullptr ? device : "";
+  o.rank = rank;
+  o.size = 2;
+  o.max_payload = kEager;
+  o.connect = VerbsConnectChoice::kExchange;
+  if (offload) {
+    o.tm_srq_for_tests = [](const verbs::Device& d, std::uint32_t buffers,
+                            ibv_comp_channel* events) {
+      return ContractTmSrq::create(d, buffers, ContractNic::StaleAdd::kRefused, 0, events);
+    };
+  }
+  return o;
+}
+
 // What the transport refuses, with the reason: rdma_cm's lazy connections
 // (the tag-matching QPs are exchanged at start-up), and a peer that matches
 // tags the other way (its address says so).
 TEST_F(EngineTagOffload, TransportRefusesRdmaCmAndAPeerThatMatchesTheOtherWay) {
   if (hardware_run()) GTEST_SKIP() << "a contract-SRQ check only";
-  auto options = [](int rank, bool offload) {
-    verbs::VerbsOptions o;
-    const char* device = std::getenv("TAGWIRE_DEVICE");
-    o.device = device != nullptr ? device : "";
-    o.rank = rank;
-    o.size = 2;
-    o.max_payload = kEager;
-    o.connect = VerbsConnectChoice::kExchange;
-    if (offload) {
-      o.tm_srq_for_tests = [](const verbs::Device& d, std::uint32_t buffers) {
-        return ContractTmSrq::create(d, buffers, ContractNic::StaleAdd::kRefused, 0);
-      };
-    }
-    return o;
-  };
   auto cm = options(0, true);
   cm.connect = VerbsConnectChoice::kCm;
   auto refused = verbs::create_verbs_transport(cm);
@@ -193,6 +199,97 @@ TEST_F(EngineTagOffload, TransportRefusesRdmaCmAndAPeerThatMatchesTheOtherWay) {
     EXPECT_EQ(s.code(), ErrorCode::kConfig) << s.to_string();
     EXPECT_NE(s.message().find("TAGWIRE_TM"), std::string::npos) << s.to_string();
   }
+}
+
+// A receiver asleep on its event fd (the cancel agent, a progress thread)
+// wakes for a message on the tag-matching channel: with tag matching every
+// message is a SEND into the TM-SRQ, whose CQ raises its events on the
+// transport's one channel. Untagged (a cancel request's way) and tagged
+// (here unexpected: the NIC holds no receive) alike, and a message already
+// there stops it from falling asleep; before, the TM CQ had no channel and
+// the sleeper only found such a message at its next timed look.
+TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver) {
+  if (hardware_run()) GTEST_SKIP() << "a contract-SRQ check only";
+  struct Inbox final : transport::Receiver {
+    std::vector<std::string> headers;
+    void on_message(std::span<const std::uint8_t> header, std::span<const std::uint8_t>) override {
+      headers.emplace_back(header.begin(), header.end());
+    }
+  };
+  struct Sink final : transport::TagOffloadSink {
+    std::vector<std::string> unexpected;
+    void on_tag_match(std::uint64_t, std::span<const std::uint8_t>,
+                      std::span<const std::uint8_t>) override {
+      ADD_FAILURE() << "a match, but no receive was posted";
+    }
+    void on_tag_unexpected(std::span<const std::uint8_t> header, std::span<const std::uint8_t>,
+                           bool) override {
+      unexpected.emplace_back(header.begin(), header.end());
+    }
+    void on_tag_op_done(matching::NicOp::Kind, std::uint64_t, bool, bool) override {}
+    void on_tag_batch_end() override {}
+  };
+  std::unique_ptr<transport::Transport> side[2];
+  Inbox inbox[2];
+  Sink sink[2];
+  transport::TagOffload* facet[2] = {};
+  for (int r = 0; r < 2; ++r) {
+    auto t = verbs::create_verbs_transport(options(r, true));
+    ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+    side[r] = std::move(t).value();
+    side[r]->set_receiver(&inbox[r]);
+    facet[r] = side[r]->tag_offload();
+    ASSERT_NE(facet[r], nullptr);
+    facet[r]->set_sink(&sink[r]);  // the facet in use, as the engine takes it
+  }
+  const std::vector<std::vector<std::uint8_t>> addresses = {side[0]->address(), side[1]->address()};
+  for (auto& t : side) ASSERT_TRUE(t->set_peer_addresses(addresses).is_ok());
+  const int fd = side[1]->event_fd();
+  ASSERT_GE(fd, 0);
+  const std::string header = "cancel-request";
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(header.data()),
+                                            header.size());
+
+  for (const bool tagged : {false, true}) {
+    SCOPED_TRACE(tagged ? "tagged" : "untagged");
+    bool armed = false;
+    for (int i = 0; i < 10000 && !armed; ++i) {  // until everything before has settled
+      side[0]->progress();
+      side[1]->progress();
+      auto a = side[1]->arm();
+      ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+      armed = *a;
+    }
+    ASSERT_TRUE(armed) << "nothing pending: arm() must allow sleeping";
+    auto sent = tagged ? facet[0]->send_tagged(1, 0x1234, bytes, {}, {})
+                       : side[0]->send(1, bytes, {}, {}, transport::Delivery::kWake);
+    ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
+    // Only the sender moves: the receiver sleeps until its event.
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_EQ(poll(&p, 1, 10000), 1) << "the message raised no event at the sleeping receiver";
+    auto& got = tagged ? sink[1].unexpected : inbox[1].headers;
+    for (int i = 0; i < 100000 && got.empty(); ++i) {
+      side[0]->progress();
+      side[1]->progress();
+    }
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], header);
+  }
+
+  // A message already in the CQ when the receiver arms raises no event:
+  // arm() must find it and refuse to sleep. The sender's SEND completes
+  // on the peer's ACK, which rxe sends after the receive's completion.
+  ASSERT_TRUE(side[0]->send(1, bytes, {}, {}, transport::Delivery::kWake).is_ok());
+  const auto* sender = dynamic_cast<const verbs::VerbsTagOffload*>(facet[0]);
+  ASSERT_NE(sender, nullptr);
+  for (int i = 0; i < 100000 && sender->sending(); ++i) side[0]->progress();
+  ASSERT_FALSE(sender->sending()) << "the SEND was never acknowledged";
+  auto a = side[1]->arm();
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  EXPECT_FALSE(*a) << "arm() must report the message waiting in the tag-matching CQ";
+  for (int i = 0; i < 100000 && inbox[1].headers.size() < 2; ++i) side[1]->progress();
+  EXPECT_EQ(inbox[1].headers.size(), 2u);
+  for (auto& t : side) EXPECT_TRUE(t->disconnect_all().is_ok());
 }
 
 // Receives posted first are taken by the NIC: an eager message and a
@@ -335,6 +432,37 @@ TEST_F(EngineTagOffload, ReceiveAndSendCancelWhileTheNicHoldsOrCountsTheMessage)
       job.flag = 3;
     }
   });
+}
+
+// MPI_Cancel is local: a send cancel is answered while the receiving
+// application is away from the library, by its cancel agent, which sleeps
+// on the transport's event fd and here is woken by the request's arrival
+// on the tag-matching CQ.
+TEST_F(EngineTagOffload, TheCancelAgentAnswersASendCancelWhileTheReceiverIsAway) {
+  run_job(
+      2, ContractNic::StaleAdd::kRefused, 16,
+      [&](int rank, Engine& e, Job& job) {
+        if (rank == 1) {
+          job.flag = 1;
+          // Away: no call into the library until rank 0's send completed.
+          while (job.flag.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          EXPECT_GT(e.counters().helper_entries, 0u) << "the agent never served the transport";
+          MessageStatus st;
+          auto p = e.iprobe(0, 8, e.world(), &st);
+          ASSERT_TRUE(p.is_ok());
+          EXPECT_FALSE(*p) << "the cancelled send was delivered too";
+        } else {
+          while (job.flag.load() < 1) std::this_thread::yield();
+          const auto doomed = pattern_bytes(8, 3);
+          Request* s = isend_then_cancel(e, doomed, 8);
+          ASSERT_NE(s, nullptr);
+          MessageStatus st;
+          ASSERT_TRUE(e.wait(s, &st).is_ok());
+          EXPECT_TRUE(st.cancelled) << "nothing at rank 1 could match it: the cancel must win";
+          job.flag = 2;
+        }
+      },
+      CancelMode::kAgent, /*cancel_agent=*/true);
 }
 
 // A job of one rank: its only channel is to itself, through the NIC; the
