@@ -58,6 +58,19 @@ Request* isend_then_cancel(Engine& e, const std::vector<std::uint8_t>& bytes, in
   return *s;
 }
 
+// The same, waited for: whether the cancel won (false after a reported
+// failure too).
+bool cancelled_send_won(Engine& e, const std::vector<std::uint8_t>& bytes, int tag) {
+  Request* s = isend_then_cancel(e, bytes, tag);
+  if (s == nullptr) return false;
+  MessageStatus st;
+  if (const Status w = e.wait(s, &st); !w.is_ok()) {
+    ADD_FAILURE() << "wait: " << w.to_string();
+    return false;
+  }
+  return st.cancelled;
+}
+
 // Whether this run uses the device's own tag matching instead of the
 // contract SRQ: only where asked and the device has it.
 bool hardware_run() {
@@ -458,11 +471,8 @@ TEST_F(EngineTagOffload, TheCancelAgentAnswersASendCancelWhileTheReceiverIsAway)
         } else {
           while (job.flag.load() < 1) std::this_thread::yield();
           const auto doomed = pattern_bytes(8, 3);
-          Request* s = isend_then_cancel(e, doomed, 8);
-          ASSERT_NE(s, nullptr);
-          MessageStatus st;
-          ASSERT_TRUE(e.wait(s, &st).is_ok());
-          EXPECT_TRUE(st.cancelled) << "nothing at rank 1 could match it: the cancel must win";
+          EXPECT_TRUE(cancelled_send_won(e, doomed, 8))
+              << "nothing at rank 1 could match it: the cancel must win";
           job.flag = 2;
         }
       },
@@ -512,11 +522,8 @@ TEST_F(EngineTagOffload, OneSidedCancelKeepsMatchingAndMessagesInSoftware) {
         } else {
           while (job.flag.load() < 1) std::this_thread::yield();
           const auto doomed = pattern_bytes(16, 3);
-          Request* s = isend_then_cancel(e, doomed, 8);
-          ASSERT_NE(s, nullptr);
-          MessageStatus st;
-          ASSERT_TRUE(e.wait(s, &st).is_ok());
-          EXPECT_TRUE(st.cancelled) << "not yet matched: the remote CAS must win";
+          EXPECT_TRUE(cancelled_send_won(e, doomed, 8))
+              << "not yet matched: the remote CAS must win";
           EXPECT_GT(e.counters().one_sided_cancels, 0u);
           const auto kept = pattern_bytes(16, 4);
           ASSERT_TRUE(
