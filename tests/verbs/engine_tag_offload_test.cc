@@ -403,6 +403,83 @@ TEST_F(EngineTagOffload, UnexpectedMessagesAreProbedAndMatchedBySoftwareThenTheN
   });
 }
 
+// Probe and mprobe see what a receive would while the NIC holds an earlier
+// receive: the next message, not the one the NIC gives that receive; a
+// wildcard mprobe takes the rendezvous request after it with its full
+// length, and mrecv reads it. What mprobe took leaves software's count in
+// step with the NIC's, so the next receive is the NIC's.
+TEST_F(EngineTagOffload, ProbeAndMprobeSeeWhatAReceiveWouldWhileTheNicHoldsAnEarlierOne) {
+  const auto m1 = pattern_bytes(20, 11);
+  const auto m2 = pattern_bytes(30, 12);
+  const auto m3 = pattern_bytes(3 * kEager + 7, 13);
+  const auto m4 = pattern_bytes(10, 14);
+  constexpr int kTag = 9;
+  run_job(2, ContractNic::StaleAdd::kRefused, 16, [&](int rank, Engine& e, Job& job) {
+    Communicator* world = e.world();
+    if (rank == 0) {
+      while (job.flag.load() < 1) std::this_thread::yield();
+      ASSERT_TRUE(e.send(m1.data(), m1.size(), 1, kTag, world, SendMode::kStandard).is_ok());
+      ASSERT_TRUE(e.send(m2.data(), m2.size(), 1, kTag, world, SendMode::kStandard).is_ok());
+      auto r3 = e.isend(m3.data(), m3.size(), 1, kTag, world, SendMode::kStandard);
+      ASSERT_TRUE(r3.is_ok());
+      job.flag = 2;
+      progress_until(e, [&] { return job.flag.load() >= 3; });
+      ASSERT_TRUE(e.send(m4.data(), m4.size(), 1, kTag, world, SendMode::kStandard).is_ok());
+      MessageStatus st;
+      ASSERT_TRUE(e.wait(*r3, &st).is_ok());
+      EXPECT_TRUE(st.error.is_ok()) << st.error.to_string();
+      return;
+    }
+    std::vector<std::uint8_t> in1(64, 0);
+    auto r1 = e.irecv(in1.data(), in1.size(), 0, kTag, world);
+    ASSERT_TRUE(r1.is_ok());
+    for (int i = 0; i < 4; ++i) e.progress();  // the NIC runs the ADD and the engine hears
+    MessageStatus probed;
+    auto none = e.iprobe(0, kTag, world, &probed);
+    ASSERT_TRUE(none.is_ok());
+    EXPECT_FALSE(*none) << "a posted receive is not a message";
+    job.flag = 1;
+    while (job.flag.load() < 2) std::this_thread::yield();
+
+    auto second = e.mprobe(0, kTag, world, &probed);
+    ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+    EXPECT_EQ(probed.count, m2.size()) << "the probe saw the message the NIC gave the receive";
+    MessageStatus st;
+    ASSERT_TRUE(e.wait(*r1, &st).is_ok());
+    EXPECT_EQ(st.count, m1.size());
+    EXPECT_TRUE(std::equal(m1.begin(), m1.end(), in1.begin()));
+    EXPECT_EQ(e.counters().matching.matched_by_nic, 1u);
+
+    auto third = e.mprobe(matching::kAnySource, matching::kAnyTag, world, &probed);
+    ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+    EXPECT_EQ(probed.count, m3.size()) << "a probed rendezvous has its full length";
+    none = e.iprobe(matching::kAnySource, matching::kAnyTag, world, &probed);
+    ASSERT_TRUE(none.is_ok());
+    EXPECT_FALSE(*none) << "both mprobed messages are gone from the queue";
+    std::vector<std::uint8_t> in2(m2.size()), in3(m3.size());
+    auto r2 = e.imrecv(in2.data(), in2.size(), std::move(second).value());
+    auto r3 = e.imrecv(in3.data(), in3.size(), std::move(third).value());
+    ASSERT_TRUE(r2.is_ok() && r3.is_ok());
+    ASSERT_TRUE(e.wait(*r2, &st).is_ok());
+    EXPECT_EQ(in2, m2);
+    ASSERT_TRUE(e.wait(*r3, &st).is_ok());
+    EXPECT_TRUE(st.error.is_ok()) << st.error.to_string();
+    EXPECT_EQ(in3, m3);
+
+    std::vector<std::uint8_t> in4(16, 0);
+    auto r4 = e.irecv(in4.data(), in4.size(), 0, kTag, world);
+    ASSERT_TRUE(r4.is_ok());
+    for (int i = 0; i < 4; ++i) e.progress();
+    job.flag = 3;
+    ASSERT_TRUE(e.wait(*r4, &st).is_ok());
+    EXPECT_TRUE(std::equal(m4.begin(), m4.end(), in4.begin()));
+    const auto c = e.counters().matching;
+    EXPECT_EQ(c.matched_by_nic, 2u) << "the receive after the mprobes was not the NIC's";
+    EXPECT_EQ(c.matched_by_software, 2u);  // the two mprobes
+    EXPECT_EQ(c.add_rejected, 0u);
+  });
+}
+
 // A receive cancel while the NIC holds the receive goes by TAG_DEL and
 // completes cancelled; a send cancel of a message still unexpected at the
 // receiver is granted, and neither message is ever received.
