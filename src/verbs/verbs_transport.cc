@@ -1146,7 +1146,7 @@ class VerbsTransport final : public transport::Transport {
     o.events = channel_.get();
     std::unique_ptr<TmSrq> srq;
     if (options_.tm_srq_for_tests) {
-      auto made = options_.tm_srq_for_tests(device_, o.unexpected_buffers, channel_.get());
+      auto made = options_.tm_srq_for_tests(device_, o.unexpected_buffers, o.events);
       if (!made) return made.status().with_context("the test's tag-matching SRQ");
       srq = std::move(made).value();
     }
