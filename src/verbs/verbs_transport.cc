@@ -564,7 +564,7 @@ class VerbsTransport final : public transport::Transport {
     n += poll_completions();
     n += poll_rings();
     if (backlogged_peers_ > 0) n += send_backlogs();
-    if (tag_offload_ && receiver_ != nullptr) n += tag_offload_->progress(*receiver_);
+    n += poll_tag_offload();
     return n;
   }
 
@@ -584,9 +584,7 @@ class VerbsTransport final : public transport::Transport {
     // looked at too.
     if (poll_completions() != 0) return false;
     if (connector_ && poll_connections() != 0) return false;
-    if (tag_offload_ && receiver_ != nullptr && tag_offload_->progress(*receiver_) != 0) {
-      return false;
-    }
+    if (poll_tag_offload() != 0) return false;
     return !rings_have_messages();
   }
   int event_fd() const override { return channel_->fd; }
@@ -1271,6 +1269,12 @@ class VerbsTransport final : public transport::Transport {
       }
     }
     return Status::ok();
+  }
+
+  // The tag-matching channel's SENDs and the TM CQ's completions, where
+  // the NIC matches tags and a receiver is there to take its messages.
+  unsigned poll_tag_offload() {
+    return tag_offload_ && receiver_ != nullptr ? tag_offload_->progress(*receiver_) : 0;
   }
 
   // Events come from two CQs (the transport's and, with tag matching, the
