@@ -64,6 +64,7 @@ Result<Enum> parse_enum(std::string_view what, std::string_view text,
 }
 
 constexpr EnumName<TransportChoice> kTransportNames[] = {{"auto", TransportChoice::kAuto},
+                                                         {"shm", TransportChoice::kShm},
                                                          {"ucx", TransportChoice::kUcx},
                                                          {"verbs", TransportChoice::kVerbs}};
 constexpr EnumName<TagMatchingChoice> kTagMatchingNames[] = {{"auto", TagMatchingChoice::kAuto},
@@ -125,7 +126,8 @@ const Setting kSettings[] = {
        return store(c.log_level, parse_enum(n, t, kLevelNames));
      },
      [](const Config& c) { return enum_name(c.log_level, kLevelNames); }},
-    {"TAGWIRE_TRANSPORT", "transport: auto ucx verbs",
+    {"TAGWIRE_TRANSPORT",
+     "transport: auto (shm when every rank is on this host, else ucx) shm ucx verbs",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.transport, parse_enum(n, t, kTransportNames));
      },

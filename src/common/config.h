@@ -18,7 +18,7 @@
 
 namespace tagwire {
 
-enum class TransportChoice { kAuto, kUcx, kVerbs };
+enum class TransportChoice { kAuto, kShm, kUcx, kVerbs };
 enum class TagMatchingChoice { kAuto, kOn, kOff };
 // How the verbs transport connects its RC QPs: through rdma_cm on first use
 // (lazily, routed by the IP stack; what RoCE users expect), or all at

@@ -10,6 +10,8 @@
 #include "common/topology.h"
 #include "engine/idle_backoff.h"
 
+#include "shm/host_identity.h"
+#include "shm/shm_transport.h"
 #ifdef TAGWIRE_HAVE_UCX
 #include "ucx/ucx_transport.h"
 #endif
@@ -26,11 +28,33 @@ constexpr std::size_t kMaxRemoteKey = 4096;
 // a tenth of an 8-byte ping-pong.
 constexpr unsigned kPollsPerLock = 64;
 
-// `rank` and `size` only matter to the verbs transport (a build may have none).
+// Whether every rank of the job runs on this host (and can share memory
+// with this process): then TAGWIRE_TRANSPORT=auto takes shm.
+Result<bool> whole_job_on_this_host(Bootstrap& bootstrap) {
+  if (bootstrap.size() == 1) return true;
+  const std::string mine = shm::host_identity();
+  const std::vector<std::uint8_t> bytes(mine.begin(), mine.end());
+  auto all = bootstrap.allgather(bytes);
+  if (!all) return all.status().with_context("finding which ranks share this host");
+  for (const auto& theirs : *all) {
+    if (!std::equal(theirs.begin(), theirs.end(), mine.begin(), mine.end())) return false;
+  }
+  return true;
+}
+
+// `rank` and `size` matter to the verbs and shm transports (a build may have no verbs).
 Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config,
                                                                [[maybe_unused]] int rank,
                                                                [[maybe_unused]] int size) {
   switch (config.transport) {
+    case TransportChoice::kShm: {
+      shm::ShmOptions options;
+      options.rank = rank;
+      options.size = size;
+      options.max_payload = std::max(config.eager_threshold, kMaxRemoteKey);
+      options.wake_on_every_message = config.progress_thread;
+      return shm::create_shm_transport(options);
+    }
     case TransportChoice::kAuto:
     case TransportChoice::kUcx:
 #ifdef TAGWIRE_HAVE_UCX
@@ -77,7 +101,12 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
   Config resolved = config;
-  if (!config.eager_threshold_set && config.transport != TransportChoice::kVerbs) {
+  if (config.transport == TransportChoice::kAuto) {
+    auto local = whole_job_on_this_host(*bootstrap);
+    if (!local) return local.status();
+    resolved.transport = *local ? TransportChoice::kShm : TransportChoice::kUcx;
+  }
+  if (!config.eager_threshold_set && resolved.transport != TransportChoice::kVerbs) {
     resolved.eager_threshold = kUcxEagerThreshold;
   }
   auto transport = create_transport(resolved, bootstrap->rank(), bootstrap->size());

@@ -435,7 +435,7 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // per sender, registered for remote atomics) and, per receiver, where
   // our part of its table lies and which of our slots there are settled.
   bool one_sided_ = false;
-  std::vector<std::uint64_t> slot_table_;
+  // The slot descriptors: words from transport_->allocate_atomic_words.
   std::unique_ptr<transport::Registration> slot_registration_;
   struct RemoteSlots {
     Engine* engine = nullptr;

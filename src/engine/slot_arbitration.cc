@@ -55,10 +55,8 @@ bool take(std::span<const std::uint8_t>* in, void* data, std::size_t n) {
 // ------------------------------------------------------------- start-up
 
 Status Engine::publish_slot_table(std::vector<std::uint8_t>* out) {
-  slot_table_.assign(static_cast<std::size_t>(bootstrap_->size()) * kSlotsPerPeer, 0);
-  auto reg =
-      transport_->register_memory(slot_table_.data(), slot_table_.size() * sizeof(std::uint64_t),
-                                  transport::RemoteAccess::kReadAndAtomic);
+  auto reg = transport_->allocate_atomic_words(static_cast<std::size_t>(bootstrap_->size()) *
+                                               kSlotsPerPeer);
   if (!reg) return reg.status().with_context("registering the slot descriptors");
   slot_registration_ = std::move(reg).value();
   const std::uint64_t address = slot_registration_->address();
@@ -204,7 +202,8 @@ void Engine::on_slot_cancel_done(SlotCancel& op, const Status& s) {
 // ------------------------------------------------------------- receiver
 
 std::uint64_t* Engine::slot_word(const PendingMessage& m) {
-  return &slot_table_[static_cast<std::size_t>(m.origin) * kSlotsPerPeer + (m.slot - 1u)];
+  auto* table = reinterpret_cast<std::uint64_t*>(slot_registration_->address());
+  return &table[static_cast<std::size_t>(m.origin) * kSlotsPerPeer + (m.slot - 1u)];
 }
 
 bool Engine::claim(const PendingMessage& m) {

@@ -128,6 +128,13 @@ class Transport {
   virtual Result<std::unique_ptr<Registration>> register_memory(void* address, std::size_t length,
                                                                 RemoteAccess access) = 0;
 
+  // `count` zeroed 64-bit words that peers compare_and_swap (one-sided
+  // send cancel's slot descriptors), registered for kReadAndAtomic; they
+  // live at address() for as long as the registration. The default takes
+  // them from the heap and registers them; a transport whose peers map
+  // each other's memory (shm) puts them where a peer's CAS is a CPU atomic.
+  virtual Result<std::unique_ptr<Registration>> allocate_atomic_words(std::size_t count);
+
   // Reads `local.size()` bytes at `remote_address` of `peer` into `local`.
   virtual Result<Issued> read(PeerId peer, std::span<std::uint8_t> local,
                               std::uint64_t remote_address,

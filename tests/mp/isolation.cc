@@ -11,6 +11,10 @@
 //     connects to that address with its own transport and sends messages
 //     that are well formed but for its own job, with a zero token, and
 //     garbage; then creates DONE_FILE.
+//     Over shared memory (TAGWIRE_TRANSPORT=shm, or auto on one host) a
+//     rank's segment holds a ring for each rank of its own job and none
+//     for anyone else: the intruder's transport must refuse the address
+//     before it writes a byte, and DONE_FILE says "refused".
 // Each prints "isolation: <role> ok" on success.
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 
 #include "engine/engine.h"
 #include "engine/wire.h"
+#include "shm/shm_transport.h"
 #include "ucx/ucx_transport.h"
 
 namespace {
@@ -62,6 +67,8 @@ int victim(const std::string& address_file, const std::string& done_file) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (!exists(done_file)) return fail("the intruder never finished");
+    std::string outcome;
+    std::getline(std::ifstream(done_file), outcome);
     for (int i = 0; i < 200; ++i) {  // what is still in flight arrives now
       auto found = e.iprobe(matching::kAnySource, matching::kAnyTag, w, &st);
       if (found && *found) return fail("an injected message reached the matcher");
@@ -70,7 +77,11 @@ int victim(const std::string& address_file, const std::string& done_file) {
     const auto dropped = e.counters().dropped_messages;
     std::printf("isolation: victim dropped %llu foreign messages\n",
                 static_cast<unsigned long long>(dropped));
-    if (dropped < kInjected) return fail("not every injected message was dropped and counted");
+    if (outcome == "refused") {
+      if (dropped != 0) return fail("a refused intruder's messages arrived");
+    } else if (dropped < kInjected) {
+      return fail("not every injected message was dropped and counted");
+    }
   }
   // The job's own ranks still talk: rank 1 waits for rank 0's word (so
   // that nothing of its own is in rank 0's queue while it checks), then
@@ -100,6 +111,20 @@ int intruder(const std::string& address_file, const std::string& done_file) {
   std::vector<std::uint8_t> address((std::istreambuf_iterator<char>(in)),
                                     std::istreambuf_iterator<char>());
   if (address.empty()) return fail("no address to attack");
+  auto config = Config::from_environment();
+  if (!config) return fail(config.status().to_string());
+  if (config->transport == TransportChoice::kShm || config->transport == TransportChoice::kAuto) {
+    shm::ShmOptions options;
+    options.max_payload = kUcxEagerThreshold;
+    auto t = shm::create_shm_transport(options);
+    if (!t) return fail(t.status().to_string());
+    Status s = (*t)->set_peer_addresses({address});
+    if (s.is_ok()) return fail("a transport outside the job accepted the victim's address");
+    std::printf("isolation: refused: %s\n", s.to_string().c_str());
+    std::ofstream(done_file) << "refused\n";
+    std::printf("isolation: intruder ok\n");
+    return 0;
+  }
   auto t = ucx::create_ucx_transport({});
   if (!t) return fail(t.status().to_string());
   transport::Transport& tr = **t;

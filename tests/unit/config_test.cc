@@ -110,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"TAGWIRE_EAGER_THRESHOLD", "2G", "at most 1G"},
                       BadCase{"TAGWIRE_EAGER_THRESHOLD", "99999999999999999999", "byte count"},
                       BadCase{"TAGWIRE_LOG_LEVEL", "loud", "one of error warn"},
-                      BadCase{"TAGWIRE_TRANSPORT", "tcp", "one of auto ucx verbs"},
+                      BadCase{"TAGWIRE_TRANSPORT", "tcp", "one of auto shm ucx verbs"},
                       BadCase{"TAGWIRE_CANCEL_MODE", "remote", "one of agent onesided"},
                       BadCase{"TAGWIRE_TM", "maybe", "one of auto on off"},
                       BadCase{"TAGWIRE_VERBS_CONNECT", "tcp", "one of auto cm exchange"},

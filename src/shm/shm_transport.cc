@@ -1,0 +1,609 @@
+#include "shm/shm_transport.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "shm/host_identity.h"
+#include "shm/shm_segment.h"
+#include "shm/spsc_ring.h"
+#include "shm/wake_fifo.h"
+
+namespace tagwire::shm {
+
+using transport::Completion;
+using transport::Issued;
+using transport::PeerId;
+
+namespace {
+
+constexpr std::uint64_t kAddressMagic = 0x31304d4853575454ull;  // "TTWSHM01"
+constexpr std::uint64_t kSegmentMagic = 0x47455357545f5754ull;
+// How often progress() looks whether a peer it cannot send to still
+// lives (kill(pid, 0)), in calls with a backlog waiting.
+constexpr unsigned kLivenessTicks = 4096;
+
+// What a rank publishes through the bootstrap.
+struct WireAddress {
+  std::uint64_t magic = kAddressMagic;
+  std::int32_t rank = 0;
+  std::int32_t pid = 0;
+  std::int32_t size = 0;
+  std::uint32_t reserved = 0;
+  std::uint64_t ring_bytes = 0;
+  std::uint64_t segment_bytes = 0;
+  char name[48] = {};   // the segment's shm name; name + ".wake" in /dev/shm is the FIFO
+  char host[128] = {};  // host_identity()
+};
+
+// The first cache lines of every segment.
+struct alignas(kCell) SegmentHeader {
+  std::uint64_t magic = kSegmentMagic;
+  std::int32_t rank = 0;
+  std::int32_t size = 0;
+  std::uint64_t ring_bytes = 0;
+};
+// The receiver sleeps (its helper thread is in poll()): a sender of a
+// message that must wake it clears this and writes to the FIFO.
+struct alignas(kCell) ArmedWord {
+  std::atomic<std::uint32_t> armed{0};
+};
+
+struct Layout {
+  std::size_t controls = 0;  // offset of RingControl[size]
+  std::size_t rings = 0;     // offset of the rings, one per sender
+  std::size_t ring_bytes = 0;
+  std::size_t total = 0;
+
+  Layout(int size, std::size_t ring) : ring_bytes(ring) {
+    controls = sizeof(SegmentHeader) + sizeof(ArmedWord);
+    rings = (controls + static_cast<std::size_t>(size) * sizeof(RingControl) + 4095) / 4096 * 4096;
+    total = rings + static_cast<std::size_t>(size) * ring;
+  }
+};
+
+// A packed remote key.
+enum class KeyKind : std::uint32_t { kProcessMemory = 1, kSharedWords = 2 };
+struct PackedKey {
+  KeyKind kind = KeyKind::kProcessMemory;
+  std::int32_t pid = 0;
+  std::uint64_t address = 0;
+  std::uint64_t length = 0;
+  std::uint32_t words_id = 0;  // kSharedWords: which of the owner's segments
+  std::int32_t owner = 0;      // the owner's rank
+};
+
+Result<PackedKey> unpack_key(std::span<const std::uint8_t> bytes) {
+  PackedKey key;
+  if (bytes.size() != sizeof(key)) {
+    return Status(ErrorCode::kProtocol, "a remote key of " + std::to_string(bytes.size()) +
+                                            " bytes is not a shared-memory key");
+  }
+  std::memcpy(&key, bytes.data(), sizeof(key));
+  return key;
+}
+
+Status range_check(const PackedKey& key, std::uint64_t address, std::size_t bytes) {
+  if (address < key.address || bytes > key.length || address - key.address > key.length - bytes) {
+    return {ErrorCode::kInvalidArgument, "a remote access outside the memory its key names"};
+  }
+  return Status::ok();
+}
+
+class ShmRegistration final : public transport::Registration {
+ public:
+  ShmRegistration(PackedKey key, transport::TransportCounters* counters, SharedSegment segment = {})
+      : key_(key), segment_(std::move(segment)), counters_(counters) {
+    std::memcpy(packed_, &key_, sizeof(key_));
+    ++counters_->registrations;
+    counters_->registered_bytes += key_.length;
+  }
+  ~ShmRegistration() override {
+    --counters_->registrations;
+    counters_->registered_bytes -= key_.length;
+  }
+  std::span<const std::uint8_t> packed_key() const override { return {packed_, sizeof(packed_)}; }
+  std::uint64_t address() const override { return key_.address; }
+  std::size_t length() const override { return key_.length; }
+  void unlink() { segment_.unlink(); }
+
+ private:
+  PackedKey key_;
+  SharedSegment segment_;
+  std::uint8_t packed_[sizeof(PackedKey)];
+  transport::TransportCounters* counters_;
+};
+
+// A message waiting for room in a peer's ring, in order.
+struct Backlogged {
+  std::vector<std::uint8_t> header;
+  std::span<const std::uint8_t> payload;
+  Completion done;
+  bool wake = false;
+};
+
+class ShmTransportImpl final : public transport::Transport {
+ public:
+  ShmTransportImpl(const ShmOptions& options, std::string name, SharedSegment segment,
+                   WakeFifo fifo, std::size_t ring_bytes)
+      : options_(options),
+        name_(std::move(name)),
+        layout_(options.size, ring_bytes),
+        segment_(std::move(segment)),
+        fifo_(std::move(fifo)),
+        armed_(reinterpret_cast<ArmedWord*>(segment_.data() + sizeof(SegmentHeader))) {
+    auto* header = new (segment_.data()) SegmentHeader;
+    header->rank = options.rank;
+    header->size = options.size;
+    header->ring_bytes = ring_bytes;
+    new (armed_) ArmedWord;
+    consumers_.reserve(static_cast<std::size_t>(options.size));
+    for (int s = 0; s < options.size; ++s) {
+      consumers_.emplace_back(ring(segment_.data(), s), layout_.ring_bytes,
+                              control(segment_.data(), s));
+    }
+    me_.magic = kAddressMagic;
+    me_.rank = options.rank;
+    me_.pid = ::getpid();
+    me_.size = options.size;
+    me_.ring_bytes = ring_bytes;
+    me_.segment_bytes = layout_.total;
+    std::snprintf(me_.name, sizeof(me_.name), "%s", name_.c_str());
+    std::snprintf(me_.host, sizeof(me_.host), "%s", host_identity().c_str());
+  }
+
+  ~ShmTransportImpl() override {
+    // Completions of messages that never left must not run later: drop them.
+    for (auto& peer : peers_) peer.backlog.clear();
+  }
+
+  std::string_view name() const override { return "shm"; }
+  bool connects_on_first_use() const override { return true; }
+
+  std::vector<std::uint8_t> address() const override {
+    std::vector<std::uint8_t> bytes(sizeof(me_));
+    std::memcpy(bytes.data(), &me_, sizeof(me_));
+    return bytes;
+  }
+
+  Status set_peer_addresses(std::vector<std::vector<std::uint8_t>> addresses) override {
+    if (addresses.size() != static_cast<std::size_t>(options_.size)) {
+      return {ErrorCode::kInvalidArgument, "shared memory: " + std::to_string(addresses.size()) +
+                                               " addresses for a job of " +
+                                               std::to_string(options_.size)};
+    }
+    peers_.clear();
+    peers_.resize(addresses.size());
+    for (std::size_t r = 0; r < addresses.size(); ++r) {
+      WireAddress a;
+      if (addresses[r].size() != sizeof(a)) {
+        return {ErrorCode::kConfig, "rank " + std::to_string(r) +
+                                        " has no shared-memory address (TAGWIRE_TRANSPORT "
+                                        "differs between ranks)"};
+      }
+      std::memcpy(&a, addresses[r].data(), sizeof(a));
+      a.name[sizeof(a.name) - 1] = '\0';
+      a.host[sizeof(a.host) - 1] = '\0';
+      if (a.magic != kAddressMagic || a.rank != static_cast<std::int32_t>(r) ||
+          a.size != options_.size || a.ring_bytes != layout_.ring_bytes) {
+        return {ErrorCode::kConfig, "rank " + std::to_string(r) +
+                                        "'s shared-memory address does not match this job's "
+                                        "(TAGWIRE_EAGER_THRESHOLD or the build differs)"};
+      }
+      if (std::strcmp(a.host, me_.host) != 0) {
+        return {ErrorCode::kConfig, "TAGWIRE_TRANSPORT=shm: rank " + std::to_string(r) +
+                                        " is on another host (or another /dev/shm or PID "
+                                        "namespace); use ucx or verbs"};
+      }
+      peers_[r].address = a;
+    }
+    return Status::ok();
+  }
+
+  void set_receiver(transport::Receiver* receiver) override { receiver_ = receiver; }
+
+  std::size_t max_header() const override { return kMaxRecordHeader; }
+
+  Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
+                      std::span<const std::uint8_t> payload, Completion done,
+                      transport::Delivery delivery) override {
+    if (header.size() > kMaxRecordHeader) {
+      return Status(ErrorCode::kInternal, "message header larger than the transport allows");
+    }
+    if (record_bytes(header.size(), payload.size()) > layout_.ring_bytes / 2 ||
+        payload.size() > kMaxRecordPayload) {
+      return Status(ErrorCode::kInternal, "message of " + std::to_string(payload.size()) +
+                                              " B larger than the shared-memory rings carry");
+    }
+    auto p = attach(peer);
+    if (!p) return p.status();
+    Peer& to = **p;
+    ++counters_.messages_sent;
+    const bool wake = delivery == transport::Delivery::kWake || options_.wake_on_every_message;
+    if (to.backlog.empty() && to.producer.push(header, payload)) {
+      if (wake) wake_peer(to);
+      return Issued::kDone;
+    }
+    if (to.backlog.empty()) ++peers_with_backlog_;
+    to.backlog.push_back({{header.begin(), header.end()}, payload, done, wake});
+    ++counters_.credit_waits;
+    return Issued::kPending;
+  }
+
+  Result<std::unique_ptr<transport::Registration>> register_memory(
+      void* address, std::size_t length, transport::RemoteAccess) override {
+    PackedKey key;
+    key.kind = KeyKind::kProcessMemory;
+    key.pid = me_.pid;
+    key.address = reinterpret_cast<std::uint64_t>(address);
+    key.length = length;
+    key.owner = options_.rank;
+    return std::unique_ptr<transport::Registration>(new ShmRegistration(key, &counters_));
+  }
+
+  Result<std::unique_ptr<transport::Registration>> allocate_atomic_words(
+      std::size_t count) override {
+    const std::uint32_t id = next_words_id_++;
+    const std::size_t bytes = std::max<std::size_t>(count * sizeof(std::uint64_t), 8);
+    auto segment = SharedSegment::create(words_name(name_, id), bytes);
+    if (!segment) return segment.status();
+    PackedKey key;
+    key.kind = KeyKind::kSharedWords;
+    key.pid = me_.pid;
+    key.address = reinterpret_cast<std::uint64_t>(segment->data());
+    key.length = bytes;
+    key.words_id = id;
+    key.owner = options_.rank;
+    auto reg = std::make_unique<ShmRegistration>(key, &counters_, std::move(segment).value());
+    return std::unique_ptr<transport::Registration>(std::move(reg));
+  }
+
+  Result<Issued> read(PeerId peer, std::span<std::uint8_t> local, std::uint64_t remote_address,
+                      std::span<const std::uint8_t> remote_key, Completion) override {
+    auto key = checked_key(peer, remote_key, remote_address, local.size());
+    if (!key) return key.status();
+    TAGWIRE_RETURN_IF_ERROR(
+        cross_memory(key->pid, peer, local.data(), remote_address, local.size(), /*write=*/false));
+    counters_.bytes_read += local.size();
+    return Issued::kDone;
+  }
+
+  Result<Issued> write(PeerId peer, std::span<const std::uint8_t> local,
+                       std::uint64_t remote_address, std::span<const std::uint8_t> remote_key,
+                       Completion) override {
+    auto key = checked_key(peer, remote_key, remote_address, local.size());
+    if (!key) return key.status();
+    TAGWIRE_RETURN_IF_ERROR(cross_memory(key->pid, peer, const_cast<std::uint8_t*>(local.data()),
+                                         remote_address, local.size(), /*write=*/true));
+    counters_.bytes_written += local.size();
+    return Issued::kDone;
+  }
+
+  // Every read and write is complete at its target when it returns.
+  Result<Issued> flush(Completion) override { return Issued::kDone; }
+
+  Result<Issued> compare_and_swap(PeerId peer, std::uint64_t remote_address,
+                                  std::span<const std::uint8_t> remote_key, std::uint64_t expected,
+                                  std::uint64_t desired, std::uint64_t* old_value,
+                                  Completion) override {
+    if (remote_address % 8 != 0) {
+      return Status(ErrorCode::kInvalidArgument, "compare-and-swap target is not 8-byte aligned");
+    }
+    auto key = checked_key(peer, remote_key, remote_address, sizeof(std::uint64_t));
+    if (!key) return key.status();
+    if (key->kind != KeyKind::kSharedWords) {
+      return Status(ErrorCode::kUnsupported,
+                    "shared memory: compare-and-swap needs words from allocate_atomic_words");
+    }
+    auto words = attach_words(peer, *key);
+    if (!words) return words.status();
+    auto* word =
+        reinterpret_cast<std::uint64_t*>(words.value()->data() + (remote_address - key->address));
+    std::atomic_ref<std::uint64_t> target(*word);
+    std::uint64_t seen = expected;
+    target.compare_exchange_strong(seen, desired, std::memory_order_acq_rel);
+    *old_value = seen;
+    return Issued::kDone;
+  }
+
+  Result<std::uint64_t> local_compare_and_swap(const transport::Registration&, std::uint64_t* word,
+                                               std::uint64_t expected,
+                                               std::uint64_t desired) override {
+    // The word is in a shared segment (allocate_atomic_words): peers CAS
+    // the same physical word with the same instruction.
+    std::atomic_ref<std::uint64_t> target(*word);
+    std::uint64_t seen = expected;
+    target.compare_exchange_strong(seen, desired, std::memory_order_acq_rel);
+    return seen;
+  }
+
+  unsigned progress() override {
+    if (in_progress_) return 0;  // a receiver's callback that progresses
+    in_progress_ = true;
+    unsigned n = 0;
+    RingRecord record;
+    for (auto& consumer : consumers_) {
+      // A bounded batch per ring per call: one sender cannot starve the rest.
+      for (unsigned k = 0; k < kBatch && consumer.peek(&record); ++k) {
+        ++counters_.messages_received;
+        ++n;
+        if (receiver_ != nullptr) receiver_->on_message(record.header, record.payload);
+        consumer.release();
+      }
+    }
+    if (peers_with_backlog_ != 0) n += drain_backlogs();
+    in_progress_ = false;
+    return n;
+  }
+
+  Result<bool> arm() override {
+    fifo_.drain();
+    armed_->armed.store(1, std::memory_order_seq_cst);
+    if (has_work()) {
+      armed_->armed.store(0, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  }
+
+  int event_fd() const override { return fifo_.fd(); }
+
+  Status disconnect_all() override {
+    // Called after a job-wide barrier: nobody attaches any more. What still
+    // waits for room in a peer's ring goes first (the peer serves its rings
+    // until its own teardown barrier), then every peer's segment is let go.
+    segment_.unlink();
+    fifo_.unlink();
+    Status result;
+    const auto deadline = std::chrono::steady_clock::now() + kDrainLimit;
+    while (peers_with_backlog_ != 0 && std::chrono::steady_clock::now() < deadline) progress();
+    if (peers_with_backlog_ != 0) {
+      result = {ErrorCode::kPeerFailed, "shared memory: messages to a peer that stopped reading"};
+    }
+    for (auto& p : peers_) {
+      p.backlog.clear();
+      p.producer = RingProducer();
+      p.armed = nullptr;
+      p.wake = WakeTarget();
+      p.words.clear();
+      p.segment = SharedSegment();
+    }
+    peers_with_backlog_ = 0;
+    return result;
+  }
+
+  transport::TransportCounters counters() const override {
+    transport::TransportCounters c = counters_;
+    c.open_connections = static_cast<std::uint64_t>(std::count_if(
+        peers_.begin(), peers_.end(), [](const Peer& p) { return p.segment.mapped(); }));
+    return c;
+  }
+
+ private:
+  static constexpr unsigned kBatch = 32;
+  static constexpr auto kDrainLimit = std::chrono::seconds(10);
+
+  struct Peer {
+    WireAddress address;
+    SharedSegment segment;  // theirs, attached on first send
+    RingProducer producer;  // my ring inside it
+    ArmedWord* armed = nullptr;
+    WakeTarget wake;
+    std::deque<Backlogged> backlog;
+    std::map<std::uint32_t, SharedSegment> words;  // their atomic words, attached on first CAS
+    bool dead = false;
+  };
+
+  static std::string words_name(const std::string& base, std::uint32_t id) {
+    return base + "-w" + std::to_string(id);
+  }
+  static std::string fifo_path(const char* name) {
+    return std::string("/dev/shm") + name + ".wake";
+  }
+
+  std::uint8_t* ring(std::uint8_t* base, int sender) const {
+    return base + layout_.rings + static_cast<std::size_t>(sender) * layout_.ring_bytes;
+  }
+  static RingControl* control(std::uint8_t* base, int sender) {
+    return reinterpret_cast<RingControl*>(base + sizeof(SegmentHeader) + sizeof(ArmedWord)) +
+           sender;
+  }
+
+  Result<Peer*> peer_at(PeerId peer) {
+    if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) {
+      return Status(ErrorCode::kInvalidRank, "no such peer " + std::to_string(peer));
+    }
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.dead) {
+      return Status(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited");
+    }
+    return &p;
+  }
+
+  // The peer's segment, mapped on first use (a "connection").
+  Result<Peer*> attach(PeerId peer) {
+    auto found = peer_at(peer);
+    if (!found) return found;
+    Peer& p = **found;
+    if (p.producer.attached()) return &p;
+    auto segment = SharedSegment::attach(p.address.name, p.address.segment_bytes);
+    if (!segment) return segment.status().with_context("reaching rank " + std::to_string(peer));
+    p.segment = std::move(segment).value();
+    const auto* header = reinterpret_cast<const SegmentHeader*>(p.segment.data());
+    if (header->magic != kSegmentMagic || header->rank != peer) {
+      return Status(ErrorCode::kProtocol,
+                    "rank " + std::to_string(peer) + "'s shared segment is not its own");
+    }
+    p.producer = RingProducer(ring(p.segment.data(), options_.rank), layout_.ring_bytes,
+                              control(p.segment.data(), options_.rank));
+    p.armed = reinterpret_cast<ArmedWord*>(p.segment.data() + sizeof(SegmentHeader));
+    p.wake = WakeTarget(fifo_path(p.address.name));
+    ++counters_.connections;
+    TW_DEBUG("shm", "attached to rank " << peer);
+    return &p;
+  }
+
+  Result<SharedSegment*> attach_words(PeerId peer, const PackedKey& key) {
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    auto it = p.words.find(key.words_id);
+    if (it != p.words.end()) return &it->second;
+    auto segment = SharedSegment::attach(words_name(p.address.name, key.words_id), key.length);
+    if (!segment) return segment.status().with_context("rank " + std::to_string(peer) + "'s words");
+    return &p.words.emplace(key.words_id, std::move(segment).value()).first->second;
+  }
+
+  Result<PackedKey> checked_key(PeerId peer, std::span<const std::uint8_t> bytes,
+                                std::uint64_t address, std::size_t length) {
+    auto p = peer_at(peer);
+    if (!p) return p.status();
+    auto key = unpack_key(bytes);
+    if (!key) return key;
+    if (key->pid != (*p)->address.pid || key->owner != peer) {
+      return Status(ErrorCode::kProtocol,
+                    "a remote key that is not rank " + std::to_string(peer) + "'s");
+    }
+    TAGWIRE_RETURN_IF_ERROR(range_check(*key, address, length));
+    return key;
+  }
+
+  // process_vm_readv / writev, to the end (they may stop early at a page).
+  Status cross_memory(std::int32_t pid, PeerId peer, std::uint8_t* local, std::uint64_t remote,
+                      std::size_t bytes, bool write) {
+    std::size_t done = 0;
+    while (done < bytes) {
+      iovec l{local + done, bytes - done};
+      iovec r{reinterpret_cast<void*>(remote + done), bytes - done};
+      const ssize_t n = write ? ::process_vm_writev(pid, &l, 1, &r, 1, 0)
+                              : ::process_vm_readv(pid, &l, 1, &r, 1, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = n < 0 ? errno : EFAULT;
+        if (e == ESRCH) {
+          return {ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
+        }
+        return {
+            ErrorCode::kTransport,
+            std::string(write ? "process_vm_writev" : "process_vm_readv") + " from rank " +
+                std::to_string(peer) + ": " + std::strerror(e) +
+                (e == EPERM ? " (cross-memory attach needs the same user and ptrace rights)" : "")};
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    return Status::ok();
+  }
+
+  void wake_peer(Peer& to) {
+    // Dekker with arm(): our record is published before we look at the
+    // flag; the receiver sets the flag before it looks at the rings.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (to.armed->armed.load(std::memory_order_relaxed) != 0 &&
+        to.armed->armed.exchange(0, std::memory_order_relaxed) != 0) {
+      ++counters_.wake_writes;
+      to.wake.notify();
+    }
+  }
+
+  unsigned drain_backlogs() {
+    unsigned n = 0;
+    const bool look = ++liveness_ticks_ % kLivenessTicks == 0;
+    for (std::size_t r = 0; r < peers_.size(); ++r) {
+      Peer& p = peers_[r];
+      if (p.backlog.empty()) continue;
+      while (!p.backlog.empty() &&
+             p.producer.push(p.backlog.front().header, p.backlog.front().payload)) {
+        Backlogged sent = std::move(p.backlog.front());
+        p.backlog.pop_front();
+        if (p.backlog.empty()) --peers_with_backlog_;
+        if (sent.wake) wake_peer(p);
+        ++n;
+        sent.done(Status::ok());
+      }
+      if (!p.backlog.empty() && look && ::kill(p.address.pid, 0) != 0 && errno == ESRCH) {
+        peer_exited(static_cast<PeerId>(r));
+      }
+    }
+    return n;
+  }
+
+  // A receiver that stopped reading because its process is gone: what
+  // waited for it fails, and the engine hears of it.
+  void peer_exited(PeerId peer) {
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    p.dead = true;
+    std::deque<Backlogged> lost;
+    lost.swap(p.backlog);
+    --peers_with_backlog_;
+    const Status why{ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
+    for (auto& m : lost) m.done(why);
+    if (receiver_ != nullptr) receiver_->on_peer_unreachable(peer, why);
+  }
+
+  bool has_work() {
+    for (const auto& consumer : consumers_) {
+      if (consumer.pending()) return true;
+    }
+    for (auto& p : peers_) {
+      if (!p.backlog.empty() &&
+          p.producer.has_room(p.backlog.front().header.size(), p.backlog.front().payload.size())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  ShmOptions options_;
+  std::string name_;
+  Layout layout_;
+  SharedSegment segment_;
+  WakeFifo fifo_;
+  ArmedWord* armed_;
+  WireAddress me_;
+  std::vector<RingConsumer> consumers_;
+  std::vector<Peer> peers_;
+  transport::Receiver* receiver_ = nullptr;
+  transport::TransportCounters counters_;
+  unsigned peers_with_backlog_ = 0;
+  unsigned liveness_ticks_ = 0;
+  std::uint32_t next_words_id_ = 0;
+  bool in_progress_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<transport::Transport>> create_shm_transport(const ShmOptions& options) {
+  if (options.size < 1 || options.rank < 0 || options.rank >= options.size) {
+    return Status(ErrorCode::kInvalidArgument, "shared memory: rank outside the job");
+  }
+  // Under Yama's ptrace_scope 1 a peer may read this process's memory
+  // (process_vm_readv) only if it says so; elsewhere this does nothing.
+  (void)::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  const std::size_t ring_bytes = ring_bytes_for(kMaxRecordHeader, options.max_payload);
+  std::random_device random;
+  const std::uint64_t nonce = (std::uint64_t{random()} << 32) | random();
+  char name[48];
+  std::snprintf(name, sizeof(name), "/tagwire-%d-%016llx", static_cast<int>(::getpid()),
+                static_cast<unsigned long long>(nonce));
+  const Layout layout(options.size, ring_bytes);
+  auto segment = SharedSegment::create(name, layout.total);
+  if (!segment) return segment.status();
+  auto fifo = WakeFifo::create(std::string("/dev/shm") + name + ".wake");
+  if (!fifo) return fifo.status();
+  return std::unique_ptr<transport::Transport>(new ShmTransportImpl(
+      options, name, std::move(segment).value(), std::move(fifo).value(), ring_bytes));
+}
+
+}  // namespace tagwire::shm

@@ -1,0 +1,110 @@
+#include "shm/spsc_ring.h"
+
+#include <bit>
+#include <cstring>
+
+namespace tagwire::shm {
+
+namespace {
+
+// The control word: [payload length: 24][header length: 8][stamp: 32].
+// The stamp is the record's cell number plus one (mod 2^32): last lap's
+// word in the same cell differs from it by the ring's cell count, never 0
+// mod 2^32, so a stale word is never taken for a fresh one.
+constexpr std::uint32_t kPaddingHeader = 0xFF;
+
+std::uint32_t stamp_for(std::uint64_t position) {
+  return static_cast<std::uint32_t>(position / kCell + 1);
+}
+
+std::uint64_t control_word(std::uint64_t position, std::uint32_t header, std::uint64_t payload) {
+  return (payload << 40) | (std::uint64_t{header} << 32) | stamp_for(position);
+}
+
+std::atomic_ref<std::uint64_t> word_at(std::uint8_t* data, std::uint64_t offset) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(data + offset));
+}
+
+std::atomic_ref<const std::uint64_t> word_at(const std::uint8_t* data, std::uint64_t offset) {
+  return std::atomic_ref<const std::uint64_t>(
+      *reinterpret_cast<const std::uint64_t*>(data + offset));
+}
+
+}  // namespace
+
+std::size_t ring_bytes_for(std::size_t header, std::size_t max_payload) {
+  return std::bit_ceil(std::max<std::size_t>(2 * record_bytes(header, max_payload), 4096));
+}
+
+bool RingProducer::room_for(std::size_t bytes) {
+  const std::uint64_t capacity = mask_ + 1;
+  if (tail_ + bytes - cached_consumed_ <= capacity) return true;
+  cached_consumed_ = control_->consumed.load(std::memory_order_acquire);
+  return tail_ + bytes - cached_consumed_ <= capacity;
+}
+
+// What a record at the tail costs: its cells, plus the padding that skips
+// to the ring's start when it would not fit before the end.
+static std::size_t cost_at(std::uint64_t tail, std::size_t mask, std::size_t need) {
+  const std::size_t offset = tail & mask;
+  return offset + need > mask + 1 ? (mask + 1 - offset) + need : need;
+}
+
+bool RingProducer::has_room(std::size_t header, std::size_t payload) {
+  return room_for(cost_at(tail_, mask_, record_bytes(header, payload)));
+}
+
+bool RingProducer::push(std::span<const std::uint8_t> header,
+                        std::span<const std::uint8_t> payload) {
+  const std::size_t need = record_bytes(header.size(), payload.size());
+  if (!room_for(cost_at(tail_, mask_, need))) return false;
+  std::size_t offset = tail_ & mask_;
+  if (offset + need > mask_ + 1) {
+    // Padding to the end: the consumer skips it and finds the record at 0.
+    word_at(data_, offset).store(control_word(tail_, kPaddingHeader, 0), std::memory_order_release);
+    tail_ += mask_ + 1 - offset;
+    offset = 0;
+  }
+  std::uint8_t* record = data_ + offset;
+  std::memcpy(record + 8, header.data(), header.size());
+  if (!payload.empty()) std::memcpy(record + 8 + header.size(), payload.data(), payload.size());
+  // One release store publishes the record.
+  word_at(data_, offset)
+      .store(control_word(tail_, static_cast<std::uint32_t>(header.size()), payload.size()),
+             std::memory_order_release);
+  tail_ += need;
+  return true;
+}
+
+bool RingConsumer::pending() const {
+  const std::uint64_t word = word_at(data_, head_ & mask_).load(std::memory_order_relaxed);
+  return static_cast<std::uint32_t>(word) == stamp_for(head_);
+}
+
+bool RingConsumer::peek(RingRecord* record) {
+  for (;;) {
+    const std::size_t offset = head_ & mask_;
+    const std::uint64_t word = word_at(data_, offset).load(std::memory_order_acquire);
+    if (static_cast<std::uint32_t>(word) != stamp_for(head_)) return false;
+    const auto header = static_cast<std::uint32_t>((word >> 32) & 0xFF);
+    if (header == kPaddingHeader) {
+      head_ += mask_ + 1 - offset;
+      control_->consumed.store(head_, std::memory_order_release);
+      continue;
+    }
+    const std::uint64_t payload = word >> 40;
+    const std::uint8_t* bytes = data_ + offset + 8;
+    record->header = {bytes, header};
+    record->payload = {bytes + header, static_cast<std::size_t>(payload)};
+    peeked_bytes_ = record_bytes(header, payload);
+    return true;
+  }
+}
+
+void RingConsumer::release() {
+  head_ += peeked_bytes_;
+  peeked_bytes_ = 0;
+  control_->consumed.store(head_, std::memory_order_release);
+}
+
+}  // namespace tagwire::shm

@@ -1,0 +1,106 @@
+// SpscRing: one sender's messages to one receiver on the same host, in a
+// byte ring inside the receiver's shared segment (shm_segment.h).
+//
+// Why this shape (docs/shared-memory.md): an 8-byte message must cost the
+// receiver one cache line. A record starts on a 64-byte cell with one
+// 64-bit control word, then the header, then the payload, back to back:
+// with the 24-byte compact header an 8-byte message is 40 bytes, one cell.
+// The control word carries a stamp derived from the record's absolute
+// position, so the receiver knows a fresh record from last lap's bytes
+// without anyone clearing cells, and the sender publishes the whole record
+// with one release store of that word.
+//
+// Exactly one process pushes and one polls (single producer, single
+// consumer). The producer's position lives in the producer's memory; the
+// consumer publishes how far it has read in `RingControl::consumed`, which
+// the producer reads only when its cached copy says the ring is full.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace tagwire::shm {
+
+inline constexpr std::size_t kCell = 64;
+
+// The consumer's side, shared: on a cache line of its own so that the
+// producer's occasional read does not disturb the records.
+struct alignas(kCell) RingControl {
+  std::atomic<std::uint64_t> consumed{0};  // bytes the consumer has finished with
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+// The bytes of a record a receiver sees; valid until the next poll.
+struct RingRecord {
+  std::span<const std::uint8_t> header;
+  std::span<const std::uint8_t> payload;
+};
+
+// Largest header a record carries (the control word keeps its length in 8
+// bits; 0xFF marks padding).
+inline constexpr std::size_t kMaxRecordHeader = 128;
+// Largest payload (the control word keeps its length in 24 bits).
+inline constexpr std::size_t kMaxRecordPayload = (std::size_t{1} << 24) - 1;
+
+// Bytes of ring a record needs: control word + header + payload, in cells.
+constexpr std::size_t record_bytes(std::size_t header, std::size_t payload) {
+  return (8 + header + payload + kCell - 1) / kCell * kCell;
+}
+
+// The smallest ring (a power of two) that always makes progress with
+// records of up to `header` + `max_payload` bytes: twice the largest.
+std::size_t ring_bytes_for(std::size_t header, std::size_t max_payload);
+
+class RingProducer {
+ public:
+  RingProducer() = default;
+  // `data`: the ring's bytes (a power of two, a multiple of kCell), shared
+  // with the consumer; `control`: the consumer's progress.
+  RingProducer(std::uint8_t* data, std::size_t bytes, const RingControl* control)
+      : data_(data), mask_(bytes - 1), control_(control) {}
+
+  bool attached() const { return data_ != nullptr; }
+
+  // Appends one record; false when the ring has no room for it now (the
+  // consumer has not caught up). Nothing is written then.
+  bool push(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload);
+
+  // Whether a record of this size would fit now (reads the consumer's
+  // progress when the cached copy says no).
+  bool has_room(std::size_t header, std::size_t payload);
+
+ private:
+  bool room_for(std::size_t bytes);
+
+  std::uint8_t* data_ = nullptr;
+  std::size_t mask_ = 0;
+  const RingControl* control_ = nullptr;
+  std::uint64_t tail_ = 0;             // absolute position of the next record
+  std::uint64_t cached_consumed_ = 0;  // the consumer's progress, last read
+};
+
+class RingConsumer {
+ public:
+  RingConsumer() = default;
+  RingConsumer(const std::uint8_t* data, std::size_t bytes, RingControl* control)
+      : data_(data), mask_(bytes - 1), control_(control) {}
+
+  // The next record if one has arrived, without taking it.
+  bool peek(RingRecord* record);
+  // Finishes with the record peek() returned: its bytes go back to the
+  // producer.
+  void release();
+  // Whether a record (or padding) is waiting.
+  bool pending() const;
+
+ private:
+  const std::uint8_t* data_ = nullptr;
+  std::size_t mask_ = 0;
+  RingControl* control_ = nullptr;
+  std::uint64_t head_ = 0;        // absolute position of the next record
+  std::size_t peeked_bytes_ = 0;  // size of the record peek() returned
+};
+
+}  // namespace tagwire::shm
