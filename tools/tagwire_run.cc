@@ -14,8 +14,10 @@
 // waiting, and get --grace seconds to finish before they are stopped; the
 // launcher then exits with 128+signal. Children die with the launcher
 // (PR_SET_PDEATHSIG), so no rank outlives it.
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -60,6 +62,9 @@ void usage(FILE* out) {
                "  -n, --np N          number of ranks (1..4096)\n"
                "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
                "  --tag-output        prefix every output line with [rank]\n"
+               "  --bind-to core|none core (default): rank i runs on the i-th CPU this\n"
+               "                      launcher may use (modulo their number), as Open MPI\n"
+               "                      binds; none: ranks go where the kernel puts them\n"
                "  --grace SECONDS     after a rank is killed by a signal, how long the others\n"
                "                      may run on (told it died) before they are stopped\n"
                "                      (default 10)\n"
@@ -73,6 +78,7 @@ struct Options {
   double timeout_seconds = 0;
   double grace_seconds = 10;
   bool tag_output = false;
+  bool bind_to_core = true;
   std::vector<char*> command;
 };
 
@@ -115,6 +121,15 @@ bool parse_options(int argc, char** argv, Options* o) {
       }
     } else if (a == "--tag-output") {
       o->tag_output = true;
+    } else if (a == "--bind-to") {
+      const char* v = value();
+      if (v == nullptr) return false;
+      const std::string how = v;
+      if (how != "core" && how != "none") {
+        std::fprintf(stderr, "tagwire-run: --bind-to wants core or none, not '%s'\n", v);
+        return false;
+      }
+      o->bind_to_core = how == "core";
     } else if (a == "--") {
       ++i;
       break;
@@ -198,6 +213,12 @@ class Launcher {
     for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
     start_ = Clock::now();
+    cpu_set_t allowed;
+    if (::sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+      for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &allowed)) cpus_.push_back(c);
+      }
+    }
     return true;
   }
 
@@ -222,6 +243,13 @@ class Launcher {
       ::setenv(local_bootstrap::kSizeVariable, std::to_string(o_.ranks).c_str(), 1);
       ::setenv(local_bootstrap::kKeyVariable, local_bootstrap::key_to_hex(key_).c_str(), 1);
       for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+      if (o_.bind_to_core && !cpus_.empty()) {
+        // One core per rank while there are enough; beyond, evenly spread.
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus_[static_cast<std::size_t>(r) % cpus_.size()], &one);
+        (void)::sched_setaffinity(0, sizeof(one), &one);
+      }
       ::execvp(o_.command[0], o_.command.data());
       std::fprintf(stderr, "tagwire-run: cannot run %s: %s\n", o_.command[0], std::strerror(errno));
       _exit(127);
@@ -385,6 +413,21 @@ class Launcher {
     return false;
   }
 
+  // A rank's shared-memory transport names its segments and FIFO
+  // /dev/shm/tagwire-<pid>-*, and removes them itself; what a killed rank
+  // left behind goes here.
+  static void remove_shared_memory_of(pid_t pid) {
+    const std::string prefix = "tagwire-" + std::to_string(pid) + "-";
+    DIR* dir = ::opendir("/dev/shm");
+    if (dir == nullptr) return;
+    while (const dirent* entry = ::readdir(dir)) {
+      if (std::strncmp(entry->d_name, prefix.c_str(), prefix.size()) == 0) {
+        ::unlinkat(::dirfd(dir), entry->d_name, 0);
+      }
+    }
+    ::closedir(dir);
+  }
+
   void reap() {
     for (;;) {
       int status = 0;
@@ -395,6 +438,7 @@ class Launcher {
         if (rank.pid != pid || !rank.running) continue;
         rank.running = false;
         --running_;
+        remove_shared_memory_of(pid);
         int code = 0;
         std::string what;
         if (WIFSIGNALED(status)) {
@@ -486,6 +530,7 @@ class Launcher {
   std::map<int, int> joined_;  // rank -> fd
   int round_parts_ = 0;
   bool stopping_ = false;
+  std::vector<int> cpus_;  // the CPUs this launcher may use, in order
   int exit_status_ = 0;
   std::set<int> dead_;  // ranks killed by a signal after joining
   Clock::time_point start_, kill_deadline_, grace_deadline_;

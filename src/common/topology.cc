@@ -1,5 +1,7 @@
 #include "common/topology.h"
 
+#include <sched.h>
+
 #include <hwloc.h>
 
 #include <algorithm>
@@ -57,7 +59,18 @@ Result<Topology> Topology::load(bool with_io) {
   // cancel agent from starting.
   hwloc_topology_set_io_types_filter(
       raw, with_io ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT : HWLOC_TYPE_FILTER_KEEP_NONE);
-  if (hwloc_topology_load(raw) != 0) {
+  // hwloc's x86 backend runs cpuid on each PU by binding the calling
+  // thread to it in turn, and left an MPI_Init thread on the last PU it
+  // visited: both ranks of a job ended on one core, a 25x collapse of the
+  // message rate. The Linux backend reads the same from sysfs without
+  // moving anyone; and whatever a backend does, the caller's placement is
+  // put back.
+  (void)hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+  cpu_set_t placement;
+  const bool placed = ::sched_getaffinity(0, sizeof(placement), &placement) == 0;
+  const int loaded = hwloc_topology_load(raw);
+  if (placed) (void)::sched_setaffinity(0, sizeof(placement), &placement);
+  if (loaded != 0) {
     return Status(ErrorCode::kInternal,
                   std::string("hwloc_topology_load failed: ") + std::strerror(errno));
   }

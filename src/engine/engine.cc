@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -230,10 +231,21 @@ Status Engine::start_up() {
   self_->set_idup_block(2 + kIdupBlock);
   next_context_id_ = 2 + 2 * kIdupBlock;
 
+  // Spin or yield (idle_backoff.h): on one host with more ranks than
+  // cores, or with ranks the launcher did not bind (two may share a core),
+  // a waiting rank may hold the core its peer needs.
+  const bool one_host = transport_->name() == "shm" && size > 1;
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t placement;
+  const bool bound =
+      ::sched_getaffinity(0, sizeof(placement), &placement) == 0 && CPU_COUNT(&placement) == 1;
+  const bool crowded = one_host && ((cores > 0 && size > cores) || !bound);
+  set_waiting_policy(crowded ? WaitingPolicy::kYield : WaitingPolicy::kSpin);
   TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
                             << config_.eager_threshold << " B, "
-                            << (one_sided_ ? "one-sided" : "agent") << " send cancel)");
+                            << (one_sided_ ? "one-sided" : "agent") << " send cancel, "
+                            << (crowded ? "yields when idle" : "spins when idle") << ")");
   const HelperMode helper = config_.progress_thread ? HelperMode::kProgress
                             : config_.cancel_agent  ? HelperMode::kAgent
                                                     : HelperMode::kNone;

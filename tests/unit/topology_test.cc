@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "common/topology.h"
@@ -74,4 +77,40 @@ TEST(Topology, BindsAThreadAndRejectsANonexistentPU) {
 }
 
 }  // namespace
+// MPI_Init loads the topology on the application's thread: nothing may
+// move that thread, not even for a moment. hwloc's x86 backend binds the
+// caller to each PU in turn to run cpuid there (and so put both ranks of a
+// job on one core); a watcher that reads the caller's placement throughout
+// the load saw it moved in about half of its looks.
+TEST(Topology, LoadingNeverMovesTheCaller) {
+  if (affinity_count() < 2) GTEST_SKIP() << "one PU: nothing could move";
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  const pid_t caller = static_cast<pid_t>(::syscall(SYS_gettid));
+  std::atomic<bool> stop{false};
+  std::atomic<bool> watching{false};
+  std::atomic<long> looks{0};
+  std::atomic<long> moved{0};
+  std::thread watcher([&] {
+    while (!stop.load()) {
+      cpu_set_t now;
+      if (sched_getaffinity(caller, sizeof(now), &now) == 0 && !CPU_EQUAL(&now, &before)) ++moved;
+      ++looks;
+      watching = true;
+    }
+  });
+  while (!watching.load()) std::this_thread::yield();
+  for (bool with_io : {false, true}) {
+    auto topology = Topology::load(with_io);
+    ASSERT_TRUE(topology.is_ok()) << topology.status().to_string();
+  }
+  stop = true;
+  watcher.join();
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the caller ends on " << CPU_COUNT(&after) << " PU(s)";
+  EXPECT_EQ(moved.load(), 0) << "the caller was elsewhere in " << moved.load() << " of "
+                             << looks.load() << " looks during the load";
+}
+
 }  // namespace tagwire
