@@ -31,6 +31,8 @@ HEADLINE = [  # (test, size): the points the issue's targets name
 ]
 FAILURES = []  # peer runs that hung or failed, listed under the table
 PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw"}
+NOT_MPI = PERFTEST_NAMES | {"floor"}  # columns that are no MPI peer
+LOAD = []  # busy processes started by --load
 LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False}
 UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s"}
 
@@ -107,16 +109,43 @@ def run_job(argv, env, timeout):
     return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
 
 
+def tagwire_env(transport):
+    """Tagwire's own path on each: its shared memory on one host (what auto
+    picks), its verbs transport on rxe, UCX over TCP."""
+    if transport == "shm":
+        return {"TAGWIRE_TRANSPORT": "shm"}
+    if transport == "verbs":
+        return {"TAGWIRE_TRANSPORT": "verbs", "TAGWIRE_DEVICE": "rxe0"}
+    return dict(ucx_env(transport), TAGWIRE_TRANSPORT="ucx")
+
+
 def tagwire_column(transport, build):
     run = os.path.join(build, "tools", "tagwire-run")
-    env = ucx_env(transport) if transport != "verbs" else {
-        "TAGWIRE_TRANSPORT": "verbs", "TAGWIRE_DEVICE": "rxe0"}
-    return Column("tagwire", transport, [run, "-n", "2", "--timeout", "600"], env,
-                  os.path.join(build, "bench", "osu_p2p"))
+    return Column("tagwire", transport, [run, "-n", "2", "--timeout", "600"],
+                  tagwire_env(transport), os.path.join(build, "bench", "osu_p2p"))
+
+
+class FloorColumn:
+    """The one-node floor: a cache line handed between two processes
+    (bench/cacheline_floor.c), as the 8-byte latency no library can beat."""
+
+    def __init__(self, build):
+        self.name = "floor"
+        self.binary = os.path.join(build, "bench", "cacheline_floor")
+
+    def run_osu(self, test, sizes, timeout, iters=None):
+        if test != "latency" or 8 not in sizes:
+            return {}
+        out = run_job([self.binary, "2000000"], dict(os.environ), timeout)
+        for line in out.stdout.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[0] == "floor":
+                return {8: float(f[2])}
+        raise RuntimeError(f"floor: no figure in {out.stdout!r}")
 
 
 def openmpi_columns(transport, binary):
-    base = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2", "--bind-to", "none"]
+    base = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2"]
     ucx = base + ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca",
                   "pml_ucx_devices", "any"]
     for k, v in ucx_env(transport).items():
@@ -234,7 +263,7 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
                     try:
                         points = col.run_osu(test, sizes, timeout, osu_iters.get(test))
                     except (RuntimeError, subprocess.TimeoutExpired) as e:
-                        if col.name.startswith("tagwire"):
+                        if col.name.startswith("tagwire") or col.name == "floor":
                             raise  # ours fails the run, loudly
                         # A peer that hangs or crashes loses its points, not
                         # the run (MPICH 4.0.2's mbw_mr over UCX TCP hung once).
@@ -291,7 +320,7 @@ def fmt(v):
 def best_peer(results, transport, test, size, names, lower):
     # Peers are the MPIs; perftest (no MPI semantics at all) has its own column.
     vals = [(summary(results[(transport, test, n)][size])[0], n) for n in names
-            if not n.startswith("tagwire") and n not in PERFTEST_NAMES and
+            if not n.startswith("tagwire") and n not in NOT_MPI and
             size in results.get((transport, test, n), {})]
     if not vals:
         return None
@@ -301,11 +330,14 @@ def best_peer(results, transport, test, size, names, lower):
 def write_table(results, transports, tests, names_by_transport, reps, extra, path):
     lines = [f"Medians of {reps} interleaved runs (spread = (max-min)/median); "
              f"ratio = Tagwire / best MPI peer (latency: lower is better, so < 1 wins; "
-             f"bandwidth and rate: > 1 wins).", ""]
+             f"bandwidth and rate: > 1 wins); floor: a cache line between two processes.",
+             ""]
+    if LOAD:
+        lines += [f"Under load: {len(LOAD)} busy processes ran beside every column.", ""]
     lines += ["## Headline points", "",
               "| transport | point | " + " | ".join(["tagwire", "best MPI peer", "ratio",
-                                                     "vs perftest"]) + " |",
-              "|---|---|---:|---:|---:|---:|"]
+                                                     "vs perftest", "vs floor"]) + " |",
+              "|---|---|---:|---:|---:|---:|---:|"]
     for transport in transports:
         for test, size in HEADLINE:
             if test not in tests:
@@ -318,24 +350,31 @@ def write_table(results, transports, tests, names_by_transport, reps, extra, pat
             best = best_peer(results, transport, test, size, names_by_transport[transport], lower)
             pt = results.get((transport, test, perftest_name(transport, test)), {}).get(size)
             pt_ratio = f"{tw / summary(pt)[0]:.2f}" if pt else "-"
+            fl = results.get((transport, test, "floor"), {}).get(size)
+            fl_ratio = f"{tw / summary(fl)[0]:.1f}" if fl else "-"
             best_s = f"{fmt(best[0])} ({best[1]})" if best else "-"
             ratio = f"{tw / best[0]:.2f}" if best else "-"
             lines.append(f"| {transport} | {test} {size} B ({UNITS[test]}) | "
-                         f"{fmt(tw)} ±{tw_spread:.0%} | {best_s} | {ratio} | {pt_ratio} |")
+                         f"{fmt(tw)} ±{tw_spread:.0%} | {best_s} | {ratio} | {pt_ratio} | "
+                         f"{fl_ratio} |")
     for row in extra:
         lines.append(row)
     for transport in transports:
         for test in tests:
+            # Every column stays in the header, even one whose every run
+            # failed (its cells say "-", and the failures are listed below);
+            # the floor only where it applies (8 B latency).
             names = [n for n in names_by_transport[transport]
-                     if (transport, test, n) in results]
-            sizes = sorted(set().union(*[results[(transport, test, n)].keys() for n in names]))
+                     if n != "floor" or (transport, test, n) in results]
+            sizes = sorted(set().union(*[results.get((transport, test, n), {}).keys()
+                                         for n in names]))
             lines += ["", f"## {test} over {transport} ({UNITS[test]})", "",
                       "| bytes | " + " | ".join(names) + " | tagwire / best MPI |",
                       "|---:|" + "---:|" * (len(names) + 1)]
             for size in sizes:
                 cells = []
                 for n in names:
-                    v = results[(transport, test, n)].get(size)
+                    v = results.get((transport, test, n), {}).get(size)
                     cells.append(f"{fmt(summary(v)[0])} ±{summary(v)[1]:.0%}" if v else "-")
                 best = best_peer(results, transport, test, size, names, LOWER_IS_BETTER[test])
                 tw = results.get((transport, test, "tagwire"), {}).get(size)
@@ -371,7 +410,9 @@ def plot(results, transport, test, names, out_dir):
     png = os.path.join(out_dir, f"{test}-{transport}.png")
     ylabel = {"latency": "one-way latency (us)", "bw": "bandwidth (MB/s)",
               "bibw": "bidirectional bandwidth (MB/s)", "rate": "messages per second"}[test]
-    style = "yerrorlines" if test != "rate" else "yerrorbars"
+    # A few sizes (a quick look) are points: lines between them would invent a curve.
+    few = max(len(results.get((transport, test, n), {})) for n in names) < 4
+    style = "yerrorbars" if test == "rate" or few else "yerrorlines"
     script = [
         "set terminal pngcairo size 1000,650 noenhanced",
         f"set output '{png}'",
@@ -403,6 +444,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per program run")
     ap.add_argument("--osu-iters", default="",
                     help="osu_p2p -i per test, e.g. latency=1000,bw=2 (the VM is slow)")
+    ap.add_argument("--load", type=int, default=0,
+                    help="start this many busy processes beside every run (a loaded machine)")
     ap.add_argument("--cancel", action="store_true",
                     help="also time Cancel + Wait of an unmatched eager send (bench/cancel_bench)")
     a = ap.parse_args()
@@ -429,7 +472,13 @@ def main():
     for t in transports:
         if t == "rxe":  # our verbs transport, and our engine over UCX rc_verbs
             tw = tagwire_column("verbs", a.build)
-            cols = [tw, Column("tagwire-ucx", t, tw.argv_prefix, ucx_env(t), tw.binary)]
+            cols = [tw, Column("tagwire-ucx", t, tw.argv_prefix,
+                               dict(ucx_env(t), TAGWIRE_TRANSPORT="ucx"), tw.binary)]
+        elif t == "shm":  # our shared memory, our engine over UCX's, and the floor
+            tw = tagwire_column(t, a.build)
+            cols = [tw, Column("tagwire-ucx", t, tw.argv_prefix,
+                               dict(ucx_env(t), TAGWIRE_TRANSPORT="ucx"), tw.binary),
+                    FloorColumn(a.build)]
         else:
             cols = [tagwire_column(t, a.build)]
         if "openmpi" in peers:
@@ -441,9 +490,17 @@ def main():
         if "perftest" in peers:
             names[t] += (["ib_write_lat", "ib_read_bw"] if t == "rxe" else ["ucx_perftest"])
     started = time.monotonic()
+    for _ in range(a.load):
+        LOAD.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+    if LOAD:
+        log(f"{len(LOAD)} busy processes load the machine")
     osu_iters = {k: int(v) for k, v in (p.split("=") for p in a.osu_iters.split(",") if p)}
-    results = measure(columns, transports, tests, sizes_for, a.reps, a.timeout,
-                      "perftest" in peers, osu_iters)
+    try:
+        results = measure(columns, transports, tests, sizes_for, a.reps, a.timeout,
+                          "perftest" in peers, osu_iters)
+    finally:
+        for p in LOAD:
+            p.kill()
     extra = []
     if a.cancel:
         extra = cancel_rows(a, transports, results)
@@ -466,8 +523,7 @@ def cancel_rows(a, transports, results):
         lat = results.get((t, "latency", "tagwire"), {}).get(8)
         if not lat:
             continue
-        env = dict(os.environ, **(ucx_env(t) if t != "rxe" else {
-            "TAGWIRE_TRANSPORT": "verbs", "TAGWIRE_DEVICE": "rxe0"}))
+        env = dict(os.environ, **tagwire_env(t if t != "rxe" else "verbs"))
         values = []
         for _ in range(a.reps):
             out = subprocess.run([os.path.join(a.build, "tools", "tagwire-run"), "-n", "2",

@@ -1,0 +1,145 @@
+// Two shared-memory transports in one process, as ranks 0 and 1 of a job:
+// order across a full ring, who wakes a sleeping receiver, a peer's CAS
+// against the owner's on the same word, and remote access held to its key.
+#include "shm/shm_transport.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <cstring>
+#include <vector>
+
+namespace tagwire::shm {
+namespace {
+
+using transport::Delivery;
+using transport::Issued;
+
+struct Collect : transport::Receiver {
+  void on_message(std::span<const std::uint8_t> header,
+                  std::span<const std::uint8_t> payload) override {
+    std::uint32_t n = 0;
+    std::memcpy(&n, header.data(), sizeof(n));
+    seen.push_back(n);
+    bytes += payload.size();
+  }
+  std::vector<std::uint32_t> seen;
+  std::size_t bytes = 0;
+};
+
+class ShmPair : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int r = 0; r < 2; ++r) {
+      auto t = create_shm_transport({r, 2, 4096, false});
+      ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+      t_[r] = std::move(t).value();
+    }
+    std::vector<std::vector<std::uint8_t>> addresses{t_[0]->address(), t_[1]->address()};
+    for (auto& t : t_) ASSERT_TRUE(t->set_peer_addresses(addresses).is_ok());
+    t_[1]->set_receiver(&inbox_);
+  }
+  bool readable(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1;
+  }
+  std::unique_ptr<transport::Transport> t_[2];
+  Collect inbox_;
+};
+
+TEST_F(ShmPair, MessagesKeepTheirOrderAcrossAFullRing) {
+  const std::vector<std::uint8_t> payload(1000, 9);
+  int pending = 0, completed = 0;
+  const transport::Completion done{[](void* c, const Status& s) {
+                                     EXPECT_TRUE(s.is_ok());
+                                     ++*static_cast<int*>(c);
+                                   },
+                                   &completed};
+  for (std::uint32_t i = 0; i < 2000; ++i) {
+    std::uint8_t header[16] = {};
+    std::memcpy(header, &i, sizeof(i));
+    auto sent = t_[0]->send(1, header, payload, done, Delivery::kPolled);
+    ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
+    if (*sent == Issued::kPending) ++pending;
+  }
+  EXPECT_GT(pending, 1000) << "the ring should have filled";
+  while (inbox_.seen.size() < 2000) {
+    t_[1]->progress();
+    t_[0]->progress();
+  }
+  EXPECT_EQ(completed, pending);
+  for (std::uint32_t i = 0; i < 2000; ++i) ASSERT_EQ(inbox_.seen[i], i);
+  EXPECT_EQ(inbox_.bytes, 2000u * 1000u);
+}
+
+TEST_F(ShmPair, OnlyAWakeMessageWakesASleepingReceiver) {
+  std::uint8_t header[16] = {};
+  ASSERT_TRUE(*t_[1]->arm());
+  ASSERT_TRUE(t_[0]->send(1, header, {}, {}, Delivery::kPolled).is_ok());
+  EXPECT_FALSE(readable(t_[1]->event_fd())) << "a polled message woke the receiver";
+  EXPECT_FALSE(*t_[1]->arm()) << "arm() slept over a message already there";
+  t_[1]->progress();
+  ASSERT_TRUE(*t_[1]->arm());
+  ASSERT_TRUE(t_[0]->send(1, header, {}, {}, Delivery::kWake).is_ok());
+  EXPECT_TRUE(readable(t_[1]->event_fd())) << "a wake message left the receiver asleep";
+  t_[1]->progress();
+  EXPECT_TRUE(*t_[1]->arm());
+  EXPECT_FALSE(readable(t_[1]->event_fd())) << "arm() left an old wake-up behind";
+}
+
+TEST_F(ShmPair, APeersCasAndTheOwnersMeetOnOneWord) {
+  auto words = t_[1]->allocate_atomic_words(4);
+  ASSERT_TRUE(words.is_ok()) << words.status().to_string();
+  auto* table = reinterpret_cast<std::uint64_t*>((*words)->address());
+  std::uint64_t old = 99;
+  auto cas =
+      t_[0]->compare_and_swap(1, (*words)->address() + 8, (*words)->packed_key(), 0, 5, &old, {});
+  ASSERT_TRUE(cas.is_ok()) << cas.status().to_string();
+  EXPECT_EQ(*cas, Issued::kDone);
+  EXPECT_EQ(old, 0u);
+  EXPECT_EQ(table[1], 5u) << "the peer's CAS did not reach the owner's word";
+  auto mine = t_[1]->local_compare_and_swap(**words, &table[1], 0, 7);
+  ASSERT_TRUE(mine.is_ok());
+  EXPECT_EQ(*mine, 5u) << "the owner's CAS won over the peer's";
+  EXPECT_EQ(table[1], 5u);
+  // and the other way round: the owner first, the peer's CAS fails
+  ASSERT_EQ(*t_[1]->local_compare_and_swap(**words, &table[2], 0, 3), 0u);
+  ASSERT_TRUE(
+      t_[0]
+          ->compare_and_swap(1, (*words)->address() + 16, (*words)->packed_key(), 0, 5, &old, {})
+          .is_ok());
+  EXPECT_EQ(old, 3u);
+  EXPECT_EQ(table[2], 3u);
+}
+
+TEST_F(ShmPair, RemoteAccessStaysInsideItsKey) {
+  std::vector<std::uint8_t> theirs(256);
+  for (std::size_t i = 0; i < theirs.size(); ++i) theirs[i] = static_cast<std::uint8_t>(i);
+  auto reg = t_[1]->register_memory(theirs.data(), 128, transport::RemoteAccess::kReadAndWrite);
+  ASSERT_TRUE(reg.is_ok());
+  std::vector<std::uint8_t> mine(128);
+  ASSERT_TRUE(t_[0]->read(1, mine, (*reg)->address(), (*reg)->packed_key(), {}).is_ok());
+  EXPECT_TRUE(std::equal(mine.begin(), mine.end(), theirs.begin()));
+  auto past = t_[0]->read(1, mine, (*reg)->address() + 1, (*reg)->packed_key(), {});
+  ASSERT_FALSE(past.is_ok()) << "a read past the registered bytes was allowed";
+  EXPECT_EQ(past.status().code(), ErrorCode::kInvalidArgument);
+  std::vector<std::uint8_t> ones(16, 0xEE);
+  ASSERT_TRUE(t_[0]->write(1, ones, (*reg)->address() + 8, (*reg)->packed_key(), {}).is_ok());
+  EXPECT_EQ(theirs[8], 0xEE);
+  EXPECT_EQ(theirs[24], 24);
+  std::uint64_t old = 0;
+  auto cas = t_[0]->compare_and_swap(1, (*reg)->address(), (*reg)->packed_key(), 0, 1, &old, {});
+  ASSERT_FALSE(cas.is_ok()) << "a CAS on private memory cannot be atomic with its owner";
+  EXPECT_EQ(cas.status().code(), ErrorCode::kUnsupported);
+}
+
+TEST_F(ShmPair, AnAddressFromAnotherJobIsRefused) {
+  auto stranger = create_shm_transport({0, 1, 4096, false});
+  ASSERT_TRUE(stranger.is_ok());
+  Status s = (*stranger)->set_peer_addresses({t_[0]->address()});
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), ErrorCode::kConfig);
+}
+
+}  // namespace
+}  // namespace tagwire::shm
