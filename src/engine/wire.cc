@@ -1,5 +1,6 @@
 #include "engine/wire.h"
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -35,20 +36,38 @@ bool carries_envelope(MessageType type) {
 
 }  // namespace
 
+static_assert(offsetof(Header, length) == kCompactEagerBytes,
+              "the compact eager form is the header up to its length");
+
 EncodedHeader encode(const Header& header) {
   EncodedHeader out;
-  std::memcpy(out.data(), &header, sizeof(Header));
+  if (header.type == MessageType::kEager) {
+    std::memcpy(out.data(), &header, kCompactEagerBytes);
+    out.size_ = kCompactEagerBytes;
+  } else {
+    std::memcpy(out.data(), &header, sizeof(Header));
+  }
   return out;
 }
 
 Result<Header> decode(std::span<const std::uint8_t> bytes, std::span<const std::uint8_t> payload,
                       const DecodeLimits& limits) {
-  if (bytes.size() != sizeof(Header)) {
-    return bad("header of " + std::to_string(bytes.size()) + " bytes, expected " +
-               std::to_string(sizeof(Header)));
-  }
   Header h;
-  std::memcpy(&h, bytes.data(), sizeof(Header));
+  if (bytes.size() == kCompactEagerBytes) {
+    // The compact form is the full one's first bytes (the static_assert above).
+    std::memcpy(static_cast<void*>(&h), bytes.data(), kCompactEagerBytes);
+    if (h.type != MessageType::kEager) {
+      return bad("a compact header of type " + std::to_string(static_cast<int>(h.type)) +
+                 " (only eager messages are compact)");
+    }
+    h.length = payload.size();
+    h.remote_address = 0;
+  } else if (bytes.size() == sizeof(Header)) {
+    std::memcpy(&h, bytes.data(), sizeof(Header));
+  } else {
+    return bad("header of " + std::to_string(bytes.size()) + " bytes, expected " +
+               std::to_string(kCompactEagerBytes) + " or " + std::to_string(sizeof(Header)));
+  }
   if (h.version != kWireVersion) return bad("wire version " + std::to_string(h.version));
   if (h.job_token != limits.job_token) return bad("job token does not match this job");
   auto type = static_cast<std::uint8_t>(h.type);

@@ -1,7 +1,11 @@
 // The wire format of every engine message, and the one parser for it.
 //
-// Each message is a fixed 56-byte header plus a payload: eager data, or the
-// packed remote key of an RTS. decode() checks everything a hostile or
+// Each message is a header plus a payload: eager data, or the packed remote
+// key of an RTS. The header has two forms: the full 56 bytes, and for eager
+// messages the compact form, its first 40 bytes (an eager message's length
+// is its payload's, and it names no remote buffer). The compact form puts
+// an 8-byte message, header, payload and the shared-memory ring's control
+// word, in one 64-byte cache line. decode() checks everything a hostile or
 // corrupted peer could get wrong (size, version, job token, type, flags,
 // origin rank, lengths against the payload and the limits) before any
 // field is used; nothing else in the engine reads raw bytes.
@@ -56,8 +60,27 @@ struct Header {
 };
 static_assert(sizeof(Header) == 56, "the wire header is 56 bytes");
 
-using EncodedHeader = std::array<std::uint8_t, sizeof(Header)>;
+// The compact eager form: the Header up to request_id (offsetof(length)).
+inline constexpr std::size_t kCompactEagerBytes = 40;
 
+// A header as it goes on the wire: full or compact.
+class EncodedHeader {
+ public:
+  const std::uint8_t* data() const { return bytes_.data(); }
+  std::uint8_t* data() { return bytes_.data(); }
+  std::size_t size() const { return size_; }
+  const std::uint8_t* begin() const { return bytes_.data(); }
+  const std::uint8_t* end() const { return bytes_.data() + size_; }
+  std::uint8_t& operator[](std::size_t i) { return bytes_[i]; }
+  operator std::span<const std::uint8_t>() const { return {bytes_.data(), size_}; }
+
+ private:
+  friend EncodedHeader encode(const Header& header);
+  std::array<std::uint8_t, sizeof(Header)> bytes_{};
+  std::uint8_t size_ = sizeof(Header);
+};
+
+// Eager messages take the compact form, everything else the full one.
 EncodedHeader encode(const Header& header);
 
 struct DecodeLimits {

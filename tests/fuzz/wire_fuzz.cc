@@ -46,7 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) return 0;
   const std::uint8_t setup = data[0];
   std::span<const std::uint8_t> rest(data + 1, size - 1);
-  const std::size_t header_bytes = std::min(rest.size(), sizeof(Header));
+  // The setup byte's top bit picks the compact eager form's length.
+  const std::size_t form = (setup & 0x80) != 0 ? kCompactEagerBytes : sizeof(Header);
+  const std::size_t header_bytes = std::min(rest.size(), form);
   std::span<const std::uint8_t> header = rest.first(header_bytes);
   std::span<const std::uint8_t> payload = rest.subspan(header_bytes);
 
