@@ -51,6 +51,25 @@ class BinTable {
     return s.value;
   }
 
+  // Removes every entry whose value satisfies `pred`, in one pass.
+  template <typename Pred>
+  void remove_if(Pred pred) {
+    std::unique_ptr<Slot[]> old = std::move(slots_);
+    const std::size_t old_capacity = mask_ + 1;
+    std::size_t keep = 0;
+    for (std::size_t k = 0; k < old_capacity; ++k) {
+      if (old[k].used && !pred(old[k].value)) ++keep;
+    }
+    reset(round_up(keep * 2));
+    for (std::size_t k = 0; k < old_capacity; ++k) {
+      if (!old[k].used || pred(old[k].value)) continue;
+      std::size_t i = home(old[k].key);
+      while (slots_[i].used) i = (i + 1) & mask_;
+      slots_[i] = std::move(old[k]);
+      ++size_;
+    }
+  }
+
   // Removes `key` if present; true if it was.
   bool erase(const Key& key) {
     std::size_t i = home(key);
@@ -118,6 +137,46 @@ class BinTable {
   std::unique_ptr<Slot[]> slots_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
+};
+
+// KeptBins: matching bins that outlive their last entry.
+//
+// A ping-pong empties its one bin with every message: creating and erasing
+// it each time was most of an exact match's cost. Empty bins stay (a find
+// treats them as absent) until kSweepAt of them have gathered, then all go
+// in one pass, so a job that cycles through many tags still holds at most
+// that many empty ones.
+template <typename Key, typename List, typename Hash>
+class KeptBins {
+ public:
+  static constexpr std::size_t kSweepAt = 1024;
+
+  // The bin for `key`, made if absent; the caller adds an entry to it.
+  List& for_insert(const Key& key) {
+    const std::size_t before = table_.size();
+    List& bin = table_[key];
+    if (table_.size() == before && bin.empty()) --empty_;  // an empty bin in use again
+    return bin;
+  }
+  // The bin for `key` if it holds anything. Valid until the next
+  // for_insert() or emptied().
+  List* find(const Key& key) {
+    List* bin = table_.find(key);
+    return bin == nullptr || bin->empty() ? nullptr : bin;
+  }
+  const List* find(const Key& key) const { return const_cast<KeptBins*>(this)->find(key); }
+  // After the caller took the last entry out of a bin.
+  void emptied() {
+    if (++empty_ < kSweepAt) return;
+    table_.remove_if([](const List& bin) { return bin.empty(); });
+    empty_ = 0;
+  }
+  // Bins held, empty ones included.
+  std::size_t bins() const { return table_.size(); }
+
+ private:
+  BinTable<Key, List, Hash> table_;
+  std::size_t empty_ = 0;
 };
 
 }  // namespace tagwire::matching

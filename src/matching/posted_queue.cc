@@ -10,7 +10,7 @@ ReceiveHandle PostedQueue::push(const ReceivePattern& pattern, std::uint64_t coo
   node.slot = slot;
   node.cookie = cookie;
   node.sequence = sequence;
-  bins_[BinKey{pattern.context, pattern.source, pattern.tag}].push_back(&node, 0);
+  bins_.for_insert(BinKey{pattern.context, pattern.source, pattern.tag}).push_back(&node, 0);
   ++count_by_kind_[pattern_kind(pattern.source, pattern.tag)];
   return ReceiveHandle{slot, sequence};
 }
@@ -61,9 +61,7 @@ bool PostedQueue::remove(ReceiveHandle handle) {
 void PostedQueue::unlink(IntrusiveList<Node>* bin, Node& node) {
   const ReceivePattern& p = node.pattern;
   bin->remove(&node, 0);
-  // Drop empty bins so that a job cycling through many tags does not grow
-  // the table without bound.
-  if (bin->empty()) bins_.erase(BinKey{p.context, p.source, p.tag});
+  if (bin->empty()) bins_.emptied();  // kept for the next receive of its kind
   --count_by_kind_[pattern_kind(p.source, p.tag)];
   node.sequence = 0;
   pool_.release(node.slot);

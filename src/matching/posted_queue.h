@@ -54,7 +54,7 @@ class PostedQueue {
     std::uint32_t slot = 0;
     std::array<ListHook<Node>, 1> hooks;
   };
-  using Bins = BinTable<BinKey, IntrusiveList<Node>, BinKeyHash>;
+  using Bins = KeptBins<BinKey, IntrusiveList<Node>, BinKeyHash>;
 
   // The earliest-posted matching receive and its bin, or nulls.
   std::pair<Node*, IntrusiveList<Node>*> find_match(const Envelope& envelope) const;

@@ -15,7 +15,9 @@ void UnexpectedQueue::push(const IncomingMessage& message) {
   node.message = message;
   node.slot = slot;
   auto keys = bin_keys(message.envelope);
-  for (std::size_t kind = 0; kind < keys.size(); ++kind) bins_[keys[kind]].push_back(&node, kind);
+  for (std::size_t kind = 0; kind < keys.size(); ++kind) {
+    bins_.for_insert(keys[kind]).push_back(&node, kind);
+  }
   const Envelope& e = message.envelope;
   by_request_[RequestKey{e.context, e.source, message.sender_request_id}].push_back(&node,
                                                                                     kRequestHook);
@@ -45,7 +47,7 @@ std::optional<IncomingMessage> UnexpectedQueue::remove(Node& node) {
   for (std::size_t kind = 0; kind < keys.size(); ++kind) {
     auto* bin = bins_.find(keys[kind]);
     bin->remove(&node, kind);
-    if (bin->empty()) bins_.erase(keys[kind]);
+    if (bin->empty()) bins_.emptied();
   }
   const RequestKey request{e.context, e.source, node.message.sender_request_id};
   auto* list = by_request_.find(request);

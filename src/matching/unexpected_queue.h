@@ -62,7 +62,7 @@ class UnexpectedQueue {
   std::optional<IncomingMessage> remove(Node& node);
 
   NodePool<Node> pool_;
-  BinTable<BinKey, IntrusiveList<Node>, BinKeyHash> bins_;
+  KeptBins<BinKey, IntrusiveList<Node>, BinKeyHash> bins_;
   BinTable<RequestKey, IntrusiveList<Node>, RequestKeyHash> by_request_;
 };
 

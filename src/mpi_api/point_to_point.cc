@@ -25,6 +25,16 @@ struct WireBuffer {
 };
 
 Result<WireBuffer> wire_buffer(const void* buf, int count, MPI_Datatype datatype, bool receive) {
+  // A predefined type (nearly every message): one size and a multiply.
+  if (datatype > MPI_DATATYPE_NULL && datatype < kPredefinedTypeCount && count >= 0) {
+    const std::size_t size = kPredefinedTypeSizes[datatype];
+    if (size == 0 || static_cast<std::size_t>(count) <= kMaxMessageBytes / size) {
+      WireBuffer w;
+      w.bytes = static_cast<std::size_t>(count) * size;
+      w.data = const_cast<void*>(buf);
+      return w;
+    }
+  }
   auto bytes = bytes_of(count, datatype);
   if (!bytes) return bytes.status();
   const TypeLayout* layout = *layout_of(datatype);

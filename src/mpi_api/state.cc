@@ -69,17 +69,15 @@ const std::vector<TypeLayout>& predefined_layouts() {
 
 }  // namespace
 
+const std::size_t* const kPredefinedTypeSizes = kTypeSizes;
+const int kPredefinedTypeCount = kTypeCount;
+
 int copy_string(const std::string& text, char* out, int capacity, int* length) {
   std::size_t n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(capacity - 1));
   std::memcpy(out, text.data(), n);
   out[n] = '\0';
   *length = static_cast<int>(n);
   return MPI_SUCCESS;
-}
-
-State& state() {
-  static State s;
-  return s;
 }
 
 int error_class(const Status& s) {
@@ -219,10 +217,6 @@ Result<std::size_t> bytes_of(int count, MPI_Datatype datatype) {
   }
   auto layout = layout_of(datatype, true);
   if (!layout) return layout.status();
-  // No buffer is larger than user address space (2^47 bytes on x86-64 and
-  // AArch64 with 4-level page tables): a count past it is a bad count, and
-  // refusing it here also rules out overflow in count x size.
-  constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 47;
   const std::size_t size = (*layout)->size();
   if (size != 0 && static_cast<std::size_t>(count) > kMaxMessageBytes / size) {
     return Status(ErrorCode::kInvalidCount, "count " + std::to_string(count) + " of a " +

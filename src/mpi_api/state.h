@@ -107,7 +107,22 @@ struct State {
   std::optional<Config> final_config;
 };
 
-State& state();
+// One per process; inline, because every MPI call asks for it.
+inline State& state() {
+  static State s;
+  return s;
+}
+
+// Predefined datatypes are handles 1 .. kPredefinedTypeCount-1, each one
+// contiguous run from offset 0 of kPredefinedTypeSizes[handle] bytes: the
+// point-to-point calls size them without a lookup.
+extern const std::size_t* const kPredefinedTypeSizes;
+extern const int kPredefinedTypeCount;
+
+// No buffer is larger than user address space (2^47 bytes on x86-64 and
+// AArch64 with 4-level page tables): a count past it is a bad count, and
+// refusing it also rules out overflow in count x size.
+inline constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 47;
 
 // The MPI error class for a Status (MPI_SUCCESS for ok).
 int error_class(const Status& s);

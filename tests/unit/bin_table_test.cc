@@ -70,5 +70,56 @@ TEST(BinTable, ShrinksBackAfterABurst) {
   EXPECT_LE(table.capacity(), initial * 2);
 }
 
+TEST(BinTable, RemoveIfKeepsEveryOtherKeyReachable) {
+  BinTable<int, int, CollidingHash> table;
+  for (int k = 0; k < 300; ++k) table[k] = k;
+  table.remove_if([](int v) { return v % 3 == 0; });
+  EXPECT_EQ(table.size(), 200u);
+  for (int k = 0; k < 300; ++k) {
+    const int* v = table.find(k);
+    if (k % 3 == 0) {
+      EXPECT_EQ(v, nullptr) << k;
+    } else {
+      ASSERT_NE(v, nullptr) << k;
+      EXPECT_EQ(*v, k);
+    }
+  }
+}
+
+// A "bin" that is empty at zero.
+struct Count {
+  int n = 0;
+  bool empty() const { return n == 0; }
+};
+
+TEST(KeptBins, AnEmptiedBinIsReusedNotRemade) {
+  KeptBins<int, Count, GoodHash> bins;
+  for (int round = 0; round < 10000; ++round) {
+    Count& bin = bins.for_insert(7);
+    ++bin.n;
+    ASSERT_EQ(bins.find(7), &bin);
+    --bin.n;
+    bins.emptied();
+    EXPECT_EQ(bins.find(7), nullptr) << "an empty bin must look absent";
+  }
+  EXPECT_EQ(bins.bins(), 1u) << "one key, one bin, however often it empties";
+}
+
+TEST(KeptBins, CyclingThroughTagsHoldsABoundedNumberOfEmptyBins) {
+  using Bins = KeptBins<int, Count, GoodHash>;
+  Bins bins;
+  ++bins.for_insert(-1).n;  // one bin that stays busy throughout
+  for (int tag = 0; tag < 100000; ++tag) {
+    Count& bin = bins.for_insert(tag);
+    ++bin.n;
+    --bin.n;
+    bins.emptied();
+    ASSERT_LE(bins.bins(), Bins::kSweepAt + 1) << "at tag " << tag;
+  }
+  const Count* busy = bins.find(-1);
+  ASSERT_NE(busy, nullptr) << "a sweep removed a bin in use";
+  EXPECT_EQ(busy->n, 1);
+}
+
 }  // namespace
 }  // namespace tagwire::matching
