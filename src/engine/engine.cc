@@ -102,9 +102,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
   Config resolved = config;
+  auto local = whole_job_on_this_host(*bootstrap);
+  if (!local) return local.status();
   if (config.transport == TransportChoice::kAuto) {
-    auto local = whole_job_on_this_host(*bootstrap);
-    if (!local) return local.status();
     resolved.transport = *local ? TransportChoice::kShm : TransportChoice::kUcx;
   }
   if (!config.eager_threshold_set && resolved.transport != TransportChoice::kVerbs) {
@@ -112,15 +112,17 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   }
   auto transport = create_transport(resolved, bootstrap->rank(), bootstrap->size());
   if (!transport) return transport.status();
-  return create(resolved, std::move(bootstrap), std::move(transport).value());
+  return create(resolved, std::move(bootstrap), std::move(transport).value(), *local);
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::unique_ptr<Bootstrap> bootstrap,
-                                               std::unique_ptr<transport::Transport> transport) {
+                                               std::unique_ptr<transport::Transport> transport,
+                                               bool one_host) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
   std::unique_ptr<Engine> engine(new Engine(config, std::move(bootstrap), std::move(transport)));
+  engine->one_host_ = one_host;
   TAGWIRE_RETURN_IF_ERROR(engine->start_up());
   return engine;
 }
@@ -234,7 +236,7 @@ Status Engine::start_up() {
   // Spin or yield (idle_backoff.h): on one host with more ranks than
   // cores, or with ranks the launcher did not bind (two may share a core),
   // a waiting rank may hold the core its peer needs.
-  const bool one_host = transport_->name() == "shm" && size > 1;
+  const bool one_host = one_host_ && size > 1;
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   cpu_set_t placement;
   const bool bound =

@@ -115,10 +115,12 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 std::unique_ptr<Bootstrap> bootstrap);
   // With a given transport (the wire fuzzer drives the engine over one
-  // that goes nowhere).
+  // that goes nowhere). `one_host`: every rank of the job runs on this
+  // host (how a waiting rank shares its core depends on it).
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 std::unique_ptr<Bootstrap> bootstrap,
-                                                std::unique_ptr<transport::Transport> transport);
+                                                std::unique_ptr<transport::Transport> transport,
+                                                bool one_host = false);
   // From the environment: Config::from_environment() and create_bootstrap().
   static Result<std::unique_ptr<Engine>> create_from_environment();
 
@@ -404,6 +406,7 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
 
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
+  bool one_host_ = false;  // every rank runs on this host
   std::unique_ptr<transport::Transport> transport_;
   DecodeLimits limits_;
   std::unique_ptr<Communicator> world_;
