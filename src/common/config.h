@@ -35,6 +35,12 @@ enum class CancelMode { kAgent, kOneSided };
 // round trip over shared memory (1.25 / 1.9 us against 3.6 / 4.2) and far
 // more over TCP (13.5 / 14.5 against 42 / 45); at 64 KiB they are even.
 inline constexpr std::size_t kUcxEagerThreshold = 32768;
+// Over Tagwire's shared memory (osu_p2p, this machine, same run as vader):
+// eager through a 32 KiB ring wins up to 8 KiB (bw 4.5 / 5.6 GB/s at 4 / 8
+// KiB, vader 1.4 / 2.5); above, one process_vm_readv is level with vader
+// (16 / 32 / 64 KiB: 3.8 / 5.3 / 7.4 GB/s against 4.0 / 6.0 / 7.3), where
+// a 32 KiB threshold's eager copies through a 128 KiB ring fell to 1.6.
+inline constexpr std::size_t kShmEagerThreshold = 8192;
 
 struct Config {
   // Largest message sent eagerly; larger ones use rendezvous. Unless set

@@ -108,7 +108,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     resolved.transport = *local ? TransportChoice::kShm : TransportChoice::kUcx;
   }
   if (!config.eager_threshold_set && resolved.transport != TransportChoice::kVerbs) {
-    resolved.eager_threshold = kUcxEagerThreshold;
+    resolved.eager_threshold =
+        resolved.transport == TransportChoice::kShm ? kShmEagerThreshold : kUcxEagerThreshold;
   }
   auto transport = create_transport(resolved, bootstrap->rank(), bootstrap->size());
   if (!transport) return transport.status();

@@ -1,5 +1,6 @@
 #include "shm/spsc_ring.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -33,7 +34,7 @@ std::atomic_ref<const std::uint64_t> word_at(const std::uint8_t* data, std::uint
 }  // namespace
 
 std::size_t ring_bytes_for(std::size_t header, std::size_t max_payload) {
-  return std::bit_ceil(std::max<std::size_t>(2 * record_bytes(header, max_payload), 4096));
+  return std::bit_ceil(std::max(2 * record_bytes(header, max_payload), kMinRingBytes));
 }
 
 bool RingProducer::room_for(std::size_t bytes) {
