@@ -54,20 +54,11 @@ class BinTable {
   // Removes every entry whose value satisfies `pred`, in one pass.
   template <typename Pred>
   void remove_if(Pred pred) {
-    std::unique_ptr<Slot[]> old = std::move(slots_);
-    const std::size_t old_capacity = mask_ + 1;
     std::size_t keep = 0;
-    for (std::size_t k = 0; k < old_capacity; ++k) {
-      if (old[k].used && !pred(old[k].value)) ++keep;
+    for (std::size_t k = 0; k <= mask_; ++k) {
+      if (slots_[k].used && !pred(slots_[k].value)) ++keep;
     }
-    reset(round_up(keep * 2));
-    for (std::size_t k = 0; k < old_capacity; ++k) {
-      if (!old[k].used || pred(old[k].value)) continue;
-      std::size_t i = home(old[k].key);
-      while (slots_[i].used) i = (i + 1) & mask_;
-      slots_[i] = std::move(old[k]);
-      ++size_;
-    }
+    rebuild(round_up(keep * 2), pred);
   }
 
   // Removes `key` if present; true if it was.
@@ -122,11 +113,17 @@ class BinTable {
   }
 
   void rehash(std::size_t capacity) {
+    rebuild(capacity, [](const Value&) { return false; });
+  }
+
+  // Moves every entry whose value `drop` refuses into a table of `capacity`.
+  template <typename Pred>
+  void rebuild(std::size_t capacity, Pred drop) {
     std::unique_ptr<Slot[]> old = std::move(slots_);
-    std::size_t old_capacity = mask_ + 1;
+    const std::size_t old_capacity = mask_ + 1;
     reset(capacity);
     for (std::size_t k = 0; k < old_capacity; ++k) {
-      if (!old[k].used) continue;
+      if (!old[k].used || drop(old[k].value)) continue;
       std::size_t i = home(old[k].key);
       while (slots_[i].used) i = (i + 1) & mask_;
       slots_[i] = std::move(old[k]);
