@@ -379,7 +379,9 @@ def write_table(results, transports, tests, names_by_transport, reps, extra, pat
                 cells = []
                 for n in names:
                     v = results.get((transport, test, n), {}).get(size)
-                    cells.append(f"{fmt(summary(v)[0])} ±{summary(v)[1]:.0%}" if v else "-")
+                    # the floor is one cache line: it has no figure at other sizes
+                    missing = "n/a" if n == "floor" else "-"
+                    cells.append(f"{fmt(summary(v)[0])} ±{summary(v)[1]:.0%}" if v else missing)
                 best = best_peer(results, transport, test, size, names, LOWER_IS_BETTER[test])
                 tw = results.get((transport, test, "tagwire"), {}).get(size)
                 ratio = f"{summary(tw)[0] / best[0]:.2f}" if best and tw else "-"
