@@ -128,10 +128,15 @@ class ShmRegistration final : public transport::Registration {
   transport::TransportCounters* counters_;
 };
 
-// A message waiting for room in a peer's ring, in order.
+// A message waiting for room in a peer's ring, in order. It owns its
+// bytes: the engine may drop what a payload points into while the message
+// waits (a cancelled rendezvous send frees the registration whose packed
+// key is the RTS's payload; ASan caught the read after free). It still
+// completes only once it is in the ring, so a sender that floods a slow
+// receiver waits for it.
 struct Backlogged {
   std::vector<std::uint8_t> header;
-  std::span<const std::uint8_t> payload;
+  std::vector<std::uint8_t> payload;
   Completion done;
   bool wake = false;
 };
@@ -239,7 +244,8 @@ class ShmTransportImpl final : public transport::Transport {
       return Issued::kDone;
     }
     if (to.backlog.empty()) ++peers_with_backlog_;
-    to.backlog.push_back({{header.begin(), header.end()}, payload, done, wake});
+    to.backlog.push_back(
+        {{header.begin(), header.end()}, {payload.begin(), payload.end()}, done, wake});
     ++counters_.credit_waits;
     return Issued::kPending;
   }
@@ -509,7 +515,13 @@ class ShmTransportImpl final : public transport::Transport {
   void wake_peer(Peer& to) {
     // Dekker with arm(): our record is published before we look at the
     // flag; the receiver sets the flag before it looks at the rings.
+#if defined(__SANITIZE_THREAD__)
+    // GCC refuses fences under TSan; a locked read-modify-write is the
+    // same full barrier on x86 (and TSan cannot see the other process).
+    (void)to.armed->armed.fetch_add(0, std::memory_order_seq_cst);
+#else
     std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
     if (to.armed->armed.load(std::memory_order_relaxed) != 0 &&
         to.armed->armed.exchange(0, std::memory_order_relaxed) != 0) {
       ++counters_.wake_writes;
