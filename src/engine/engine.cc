@@ -392,12 +392,14 @@ void Engine::maybe_complete(Request* r) {
 }
 
 void Engine::finish(Request* r, MessageStatus* status) {
-  if (status != nullptr) *status = r->status;
   if (r->persistent) {
+    if (status != nullptr) *status = r->status;
     r->active = false;
     r->complete = false;
     r->status = MessageStatus{};
   } else {
+    // Released next: its status moves out (no copy of an error's message).
+    if (status != nullptr) *status = std::move(r->status);
     release_request(r);
   }
 }
@@ -925,6 +927,12 @@ Status Engine::wait(Request* r, MessageStatus* status) {
     {
       std::lock_guard lock(mutex_);
       for (unsigned turn = 0; turn < kPollsPerLock; ++turn) {
+        // Done already (a window's eager sends, a receive a poll matched):
+        // finish without a poll or a Result.
+        if (r != nullptr && r->complete) {
+          finish(r, status);
+          return Status::ok();
+        }
         auto done = test_locked(r, status);
         if (!done) return done.status();
         if (*done) return Status::ok();

@@ -333,6 +333,17 @@ int main(int argc, char** argv) {
   CHECK(back == bsend_space && back_size == (int)sizeof(bsend_space));
   int got = -1;
   CHECK(MPI_Recv(&got, 1, MPI_INT, left, 9, MPI_COMM_WORLD, &st) == MPI_SUCCESS && got == left);
+  /* One handle given twice to MPI_Waitall: its first entry completes it,
+   * the second is refused (the first retired the handle), nothing hangs. */
+  MPI_Request twice[2];
+  CHECK(MPI_Irecv(&got, 1, MPI_INT, left, 10, MPI_COMM_WORLD, &twice[0]) == MPI_SUCCESS);
+  twice[1] = twice[0];
+  CHECK(MPI_Send(&token, 1, MPI_INT, right, 10, MPI_COMM_WORLD) == MPI_SUCCESS);
+  MPI_Status twice_st[2];
+  CHECK(MPI_Waitall(2, twice, twice_st) == MPI_ERR_IN_STATUS);
+  CHECK(twice_st[0].MPI_ERROR == MPI_SUCCESS && got == left);
+  CHECK(twice_st[1].MPI_ERROR == MPI_ERR_REQUEST);
+  CHECK(twice[0] == MPI_REQUEST_NULL);
   MPI_Type_free(&uncommitted);
   MPI_Type_free(&big_type);
   if (rank == 0) printf("bad input: %d rows tried\n", n);
