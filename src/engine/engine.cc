@@ -792,7 +792,7 @@ Status Engine::send_header(int world_peer, const Header& h) {
   out.job_token = limits_.job_token;
   out.origin = world_->rank();
   // A cancel request must reach the peer's cancel agent while its
-  // application computes (DESIGN §4); everything else is polled for.
+  // application computes (docs/architecture.md §4); everything else is polled for.
   const bool wake = h.type == MessageType::kCancelRequest && (h.flags & kFlagCancelled) == 0;
   auto issued = transport_->send(world_peer, encode(out), {}, {},
                                  wake ? transport::Delivery::kWake : transport::Delivery::kPolled);

@@ -1,7 +1,7 @@
 // Engine: MPI point-to-point semantics over a Transport, with our Matcher
 // deciding every match.
 //
-// Protocols (DESIGN §3):
+// Protocols (docs/architecture.md §3):
 //  - eager (bytes <= eager threshold): header + data in one message; the
 //    receiver copies into the user's buffer if a receive is posted, else
 //    into an unexpected buffer;
@@ -12,7 +12,7 @@
 //    rendezvous ones on FIN; ready sends are standard sends; buffered sends
 //    copy into the attached buffer and complete at once.
 //
-// Send cancel (DESIGN §4): MPI_Cancel of a send whose message the receiver
+// Send cancel (docs/architecture.md §4): MPI_Cancel of a send whose message the receiver
 // has not answered sends CANCEL_REQUEST on the data's own ordered channel;
 // the receiver removes the message if no receive has matched it yet (YES)
 // or refuses (NO), and the send completes by the answer. The receiver's

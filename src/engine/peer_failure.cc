@@ -1,4 +1,4 @@
-// A dead peer (DESIGN §5, issue 9): when the launcher reports that a rank
+// A dead peer (docs/architecture.md §5, issue 9): when the launcher reports that a rank
 // died, every pending operation that can only finish with that rank's help
 // completes with kPeerFailed (MPI_ERR_PROC_FAILED) instead of waiting for
 // ever, and new operations towards it fail at once. Operations with live

@@ -85,7 +85,7 @@ struct Request {
   // Progress of the current operation.
   int local_pending = 0;         // transport operations not yet completed
   bool awaiting_remote = false;  // FIN or SYNC_ACK still due
-  // Send cancel (DESIGN §4): a CANCEL_REQUEST is out and its reply is due.
+  // Send cancel (docs/architecture.md §4): a CANCEL_REQUEST is out and its reply is due.
   bool cancel_pending = false;
   // The receiver answered FIN or SYNC_ACK: the message was received, so a
   // cancel cannot succeed and is not even asked.

@@ -1,4 +1,4 @@
-// MPI_Cancel for both kinds of request (DESIGN §4).
+// MPI_Cancel for both kinds of request (docs/architecture.md §4).
 //
 // Receive: local. The posted receive leaves the matcher, or it has already
 // matched and completes normally.

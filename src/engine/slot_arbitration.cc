@@ -1,4 +1,4 @@
-// One-sided send cancel (DESIGN §4; TAGWIRE_CANCEL_MODE=onesided).
+// One-sided send cancel (docs/architecture.md §4; TAGWIRE_CANCEL_MODE=onesided).
 //
 // The sender decides alone: MPI_Cancel is a remote compare-and-swap on the
 // message's slot descriptor at the receiver (expected -> CANCELLED), and

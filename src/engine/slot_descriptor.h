@@ -1,4 +1,4 @@
-// Slot descriptors: one-sided send-cancel arbitration (DESIGN §4,
+// Slot descriptors: one-sided send-cancel arbitration (docs/architecture.md §4,
 // TAGWIRE_CANCEL_MODE=onesided).
 //
 // Each receiver keeps, in memory registered for remote atomics, a table of

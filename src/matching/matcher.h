@@ -1,7 +1,7 @@
 // Matcher: MPI point-to-point matching for one process, all communicators.
 //
 // Pure logic, no I/O, no threads, no locks: the engine serialises calls.
-// Semantics (MPI-4.1 §3.5, §3.8; DESIGN.md §2):
+// Semantics (MPI-4.1 §3.5, §3.8; docs/architecture.md §2):
 //  - a message matches the earliest-posted receive whose pattern accepts it;
 //  - a receive takes the earliest-arrived message it accepts, so messages
 //    from one source on one context are received in send order;

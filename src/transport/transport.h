@@ -8,7 +8,7 @@
 // Everything is non-blocking: an operation either finishes at once (kDone)
 // or its Completion runs later, from progress(), exactly once.
 //
-// This header sits below both transports and the engine (DESIGN §1): it
+// This header sits below both transports and the engine (docs/architecture.md §1): it
 // includes nothing of theirs.
 #pragma once
 

@@ -1,5 +1,5 @@
 // EagerRing: where an eager message lands at its receiver and how both ends
-// keep count (DESIGN §3). Pure bookkeeping, no verbs: the transport posts
+// keep count (docs/architecture.md §3). Pure bookkeeping, no verbs: the transport posts
 // the RDMA WRITEs, this file says where, what, and when a slot is free.
 //
 // Each receiver keeps, per sender, a ring of `slots` slots of `slot_size`

@@ -3,7 +3,7 @@
 //
 // A QP attached to a tag-matching SRQ gives up its send queue to the NIC
 // (it issues the rendezvous READs and FINs of the matches it makes), so
-// every peer gets two QPs (DESIGN §3):
+// every peer gets two QPs (docs/architecture.md §3):
 //   send QP  -> the peer's tagged QP: everything this rank sends (eager,
 //               rendezvous requests, FINs, control without a tag) and the
 //               software READs of the peer's rendezvous data;

@@ -16,7 +16,7 @@
 // software or that the NIC handed back (IBV_WC_TM_RNDV_INCOMPLETE), and the
 // FIN after it -- is the owner's (TagMatchingSink, TagMatchingChannels):
 // a QP attached to a TM-SRQ gives up its send queue to the NIC, so the
-// owner keeps a second QP per peer (DESIGN §3). Single-threaded, like the
+// owner keeps a second QP per peer (docs/architecture.md §3). Single-threaded, like the
 // matcher.
 #pragma once
 

@@ -8,7 +8,7 @@
 // FIN stays behind the message it names, and the receiving NIC sees a
 // sender's tagged messages in the order they were sent. A QP attached to a
 // TM-SRQ gives up its send queue to the NIC, hence two QPs per peer
-// (DESIGN §3). Messages to self take the same way through the NIC, so their
+// (docs/architecture.md §3). Messages to self take the same way through the NIC, so their
 // order against the NIC's matching holds as for any peer. The receive side
 // is the TagOffloadPort; the eager ring, READ, WRITE and atomics stay on the
 // transport's own QPs.

@@ -1,4 +1,4 @@
-// MPI_Cancel across processes (DESIGN §4, ../shared/spec): send cancel in
+// MPI_Cancel across processes (docs/architecture.md §4; MPI-4.1 §3.8.4): send cancel in
 // every mode and at every protocol size, the either-or rule checked from
 // both sides, siblings with one envelope, persistent requests, a receiver
 // that never calls the library, and receive cancel. Ranks pair up as

@@ -216,7 +216,7 @@ TEST_F(OnDevice, ReportsCapabilitiesAndPicksTheMatcher) {
   ASSERT_TRUE(chosen.is_ok());
   EXPECT_EQ(*chosen, c.tm_rc);
   if (c.name.rfind("rxe", 0) == 0) {
-    // soft-RoCE: no tag matching, NIC-only atomics (what DESIGN §4 plans for).
+    // soft-RoCE: no tag matching, NIC-only atomics (what docs/architecture.md §4 plans for).
     EXPECT_FALSE(c.tm_rc);
     EXPECT_EQ(c.atomic_cap, IBV_ATOMIC_HCA);
     EXPECT_FALSE(use_hardware_tag_matching(c, TagMatchingChoice::kOn).is_ok());

@@ -1,4 +1,4 @@
-/* One-sided send cancel (TAGWIRE_CANCEL_MODE=onesided; DESIGN §4,
+/* One-sided send cancel (TAGWIRE_CANCEL_MODE=onesided; docs/architecture.md §4,
  * src/engine/slot_arbitration.cc, src/engine/slot_descriptor.h), checked
  * by spin in CI (ci/spin-check).
  *
