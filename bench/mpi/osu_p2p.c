@@ -120,14 +120,22 @@ static int read_counters(const char* const* names, int n, unsigned long long* ou
 static void report_matching(void) {
   static const char* const names[] = {"tagwire_matched_by_nic", "tagwire_matched_by_software",
                                       "tagwire_nic_fallbacks", "tagwire_nic_syncs"};
-  unsigned long long c[4] = {0};
+  /* Rendezvous bytes, and how many of them the senders copied themselves
+   * (Tagwire's shared memory splits a large read with its sender). */
+  static const char* const copies[] = {"tagwire_transport_bytes_read",
+                                       "tagwire_transport_bytes_helped_by_peers"};
+  unsigned long long c[4] = {0}, b[2] = {0};
   const int have = read_counters(names, 4, c);
+  const int have_copies = read_counters(copies, 2, b);
   if (rank != 0) return;
   if (have)
     printf("# matching: by NIC %llu, by software %llu, NIC fallbacks %llu, syncs %llu\n", c[0],
            c[1], c[2], c[3]);
   else
     printf("# matching: this MPI offers no tagwire_* MPI_T counters\n");
+  if (have_copies && b[0] > 0)
+    printf("# copies: %llu bytes read by receivers, %llu of them copied by their senders\n", b[0],
+           b[1]);
 }
 
 int main(int argc, char** argv) {

@@ -1,6 +1,7 @@
 #include "shm/shm_transport.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -63,18 +64,52 @@ struct alignas(kCell) ArmedWord {
   std::atomic<std::uint32_t> armed{0};
 };
 
+// A large read this process makes, shared with the peer that owns the bytes
+// (see ShmTransportImpl::shared_read). One per process: reads are
+// synchronous, and the engine lock lets one run at a time.
+struct alignas(kCell) TransferSlot {
+  // generation << 32 | the next chunk nobody has claimed yet. Both sides
+  // claim a chunk by compare-and-swap on the whole word, so a helper that
+  // answers an old request (another generation) claims nothing.
+  std::atomic<std::uint64_t> claim{0};
+  std::atomic<std::uint32_t> helped{0};  // chunks the helper has copied, this generation
+  std::atomic<std::uint32_t> failed{0};  // the helper could not copy one
+};
+
 struct Layout {
+  std::size_t transfer = 0;  // offset of the TransferSlot
   std::size_t controls = 0;  // offset of RingControl[size]
   std::size_t rings = 0;     // offset of the rings, one per sender
   std::size_t ring_bytes = 0;
   std::size_t total = 0;
 
   Layout(int size, std::size_t ring) : ring_bytes(ring) {
-    controls = sizeof(SegmentHeader) + sizeof(ArmedWord);
+    transfer = sizeof(SegmentHeader) + sizeof(ArmedWord);
+    controls = transfer + sizeof(TransferSlot);
     rings = (controls + static_cast<std::size_t>(size) * sizeof(RingControl) + 4095) / 4096 * 4096;
     total = rings + static_cast<std::size_t>(size) * ring;
   }
 };
+
+// What a reader asks of the owner of the bytes, as a ring record with no
+// header (every engine message has one): copy unclaimed chunks of `length`
+// bytes at `source` (the owner's, under a key it gave) to `destination`
+// (the reader's) while there are any.
+struct HelpRequest {
+  std::uint32_t generation = 0;
+  std::uint32_t chunks = 0;
+  std::uint64_t chunk_bytes = 0;
+  std::uint64_t length = 0;
+  std::uint64_t source = 0;
+  std::uint64_t destination = 0;
+};
+
+// Reads this large are split with the owner of the bytes: one
+// process_vm_readv copies about 10 GB/s here, and two cores copying halves
+// at once is how UCX's shared memory beat a single copy at 1-4 MiB
+// (docs/shared-memory.md).
+constexpr std::size_t kSharedReadChunk = std::size_t{256} << 10;
+constexpr std::size_t kSharedReadFrom = 2 * kSharedReadChunk;
 
 // A packed remote key.
 enum class KeyKind : std::uint32_t { kProcessMemory = 1, kSharedWords = 2 };
@@ -156,6 +191,7 @@ class ShmTransportImpl final : public transport::Transport {
     header->size = options.size;
     header->ring_bytes = ring_bytes;
     new (armed_) ArmedWord;
+    new (transfer_slot(segment_.data())) TransferSlot;
     consumers_.reserve(static_cast<std::size_t>(options.size));
     for (int s = 0; s < options.size; ++s) {
       consumers_.emplace_back(ring(segment_.data(), s), layout_.ring_bytes,
@@ -226,8 +262,10 @@ class ShmTransportImpl final : public transport::Transport {
   Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
                       std::span<const std::uint8_t> payload, Completion done,
                       transport::Delivery delivery) override {
-    if (header.size() > kMaxRecordHeader) {
-      return Status(ErrorCode::kInternal, "message header larger than the transport allows");
+    if (header.size() > kMaxRecordHeader || header.empty()) {
+      // (A header-less record is the transport's own: a HelpRequest.)
+      return Status(ErrorCode::kInternal,
+                    "message header empty or larger than the transport allows");
     }
     if (record_bytes(header.size(), payload.size()) > layout_.ring_bytes / 2 ||
         payload.size() > kMaxRecordPayload) {
@@ -282,8 +320,12 @@ class ShmTransportImpl final : public transport::Transport {
                       std::span<const std::uint8_t> remote_key, Completion) override {
     auto key = checked_key(peer, remote_key, remote_address, local.size());
     if (!key) return key.status();
-    TAGWIRE_RETURN_IF_ERROR(
-        cross_memory(key->pid, peer, local.data(), remote_address, local.size(), /*write=*/false));
+    if (local.size() >= kSharedReadFrom && peer != options_.rank) {
+      TAGWIRE_RETURN_IF_ERROR(shared_read(peer, key->pid, local, remote_address));
+    } else {
+      TAGWIRE_RETURN_IF_ERROR(cross_memory(key->pid, peer, local.data(), remote_address,
+                                           local.size(), /*write=*/false));
+    }
     counters_.bytes_read += local.size();
     return Issued::kDone;
   }
@@ -345,9 +387,13 @@ class ShmTransportImpl final : public transport::Transport {
     for (auto& consumer : consumers_) {
       // A bounded batch per ring per call: one sender cannot starve the rest.
       for (unsigned k = 0; k < kBatch && consumer.peek(&record); ++k) {
-        ++counters_.messages_received;
         ++n;
-        if (receiver_ != nullptr) receiver_->on_message(record.header, record.payload);
+        if (record.header.empty()) {
+          help(static_cast<PeerId>(&consumer - consumers_.data()), record.payload);
+        } else {
+          ++counters_.messages_received;
+          if (receiver_ != nullptr) receiver_->on_message(record.header, record.payload);
+        }
         consumer.release();
       }
     }
@@ -424,9 +470,117 @@ class ShmTransportImpl final : public transport::Transport {
   std::uint8_t* ring(std::uint8_t* base, int sender) const {
     return base + layout_.rings + static_cast<std::size_t>(sender) * layout_.ring_bytes;
   }
-  static RingControl* control(std::uint8_t* base, int sender) {
-    return reinterpret_cast<RingControl*>(base + sizeof(SegmentHeader) + sizeof(ArmedWord)) +
-           sender;
+  RingControl* control(std::uint8_t* base, int sender) const {
+    return reinterpret_cast<RingControl*>(base + layout_.controls) + sender;
+  }
+  TransferSlot* transfer_slot(std::uint8_t* base) const {
+    return reinterpret_cast<TransferSlot*>(base + layout_.transfer);
+  }
+
+  // A large read, split with the peer that owns the bytes: a help request
+  // goes into the peer's ring, then both claim chunks from the slot in
+  // this process's segment until none is left, the peer writing its
+  // chunks here with process_vm_writev. The read returns once every chunk
+  // is in: the peer copies a chunk it claimed at once (inside its
+  // progress()), so the wait is at most one chunk's copy. A peer that is
+  // not polling never claims, and the reader copies everything itself.
+  Status shared_read(PeerId peer, std::int32_t pid, std::span<std::uint8_t> local,
+                     std::uint64_t remote) {
+    auto p = attach(peer);
+    if (!p) return p.status();
+    TransferSlot* slot = transfer_slot(segment_.data());
+    if (++generation_ == 0) ++generation_;
+    const std::uint64_t chunk = kSharedReadChunk;
+    const auto chunks = static_cast<std::uint32_t>((local.size() + chunk - 1) / chunk);
+    slot->helped.store(0, std::memory_order_relaxed);
+    slot->failed.store(0, std::memory_order_relaxed);
+    slot->claim.store(std::uint64_t{generation_} << 32, std::memory_order_release);
+    HelpRequest h;
+    h.generation = generation_;
+    h.chunks = chunks;
+    h.chunk_bytes = chunk;
+    h.length = local.size();
+    h.source = remote;
+    h.destination = reinterpret_cast<std::uint64_t>(local.data());
+    Peer& owner = **p;
+    if (owner.backlog.empty() &&
+        owner.producer.push({}, {reinterpret_cast<const std::uint8_t*>(&h), sizeof(h)})) {
+      wake_peer(owner);  // a sleeping owner's agent can help too
+    }
+    std::uint32_t mine = 0;
+    Status result;
+    for (std::uint32_t next; claim_chunk(slot, generation_, chunks, &next);) {
+      ++mine;
+      // After a failure the rest are still claimed (and skipped), so that
+      // the count of the peer's chunks below stays exact.
+      if (!result.is_ok()) continue;
+      const std::uint64_t offset = std::uint64_t{next} * chunk;
+      result = cross_memory(pid, peer, local.data() + offset, remote + offset,
+                            std::min<std::uint64_t>(chunk, local.size() - offset), false);
+    }
+    const std::uint32_t theirs = chunks - mine;
+    for (unsigned spins = 1; slot->helped.load(std::memory_order_acquire) < theirs; ++spins) {
+      if (spins % 1024 == 0) {
+        if (::kill(pid, 0) != 0 && errno == ESRCH) {
+          return {ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
+        }
+        sched_yield();  // its process may be off its core, mid-chunk
+      }
+    }
+    counters_.bytes_helped_by_peers += std::uint64_t{theirs} * chunk;  // in whole chunks
+    if (slot->failed.load(std::memory_order_relaxed) != 0 && result.is_ok()) {
+      result = {ErrorCode::kTransport,
+                "rank " + std::to_string(peer) + " could not copy its part of a large read"};
+    }
+    return result;
+  }
+
+  // Claims the next chunk of generation `generation`, if any is left.
+  static bool claim_chunk(TransferSlot* slot, std::uint32_t generation, std::uint32_t chunks,
+                          std::uint32_t* chunk) {
+    std::uint64_t word = slot->claim.load(std::memory_order_acquire);
+    for (;;) {
+      if (static_cast<std::uint32_t>(word >> 32) != generation) return false;
+      const auto next = static_cast<std::uint32_t>(word);
+      if (next >= chunks) return false;
+      if (slot->claim.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                            std::memory_order_acquire)) {
+        *chunk = next;
+        return true;
+      }
+    }
+  }
+
+  // The owner's side of shared_read: copies chunks while any is unclaimed.
+  // A request that arrives late (its read is over, or another began)
+  // claims nothing.
+  void help(PeerId reader, std::span<const std::uint8_t> bytes) {
+    HelpRequest h;
+    if (bytes.size() != sizeof(h)) {
+      TW_WARN("shm", "a transport record of " << bytes.size() << " bytes from rank " << reader
+                                              << " is not a help request; dropped");
+      return;
+    }
+    std::memcpy(&h, bytes.data(), sizeof(h));
+    if (h.chunk_bytes == 0 || h.length == 0) return;
+    auto p = attach(reader);
+    if (!p) return;
+    Peer& to = **p;
+    TransferSlot* slot = transfer_slot(to.segment.data());
+    for (std::uint32_t next; claim_chunk(slot, h.generation, h.chunks, &next);) {
+      const std::uint64_t offset = std::uint64_t{next} * h.chunk_bytes;
+      const std::uint64_t n = std::min<std::uint64_t>(h.chunk_bytes, h.length - offset);
+      Status s =
+          cross_memory(to.address.pid, reader, reinterpret_cast<std::uint8_t*>(h.source + offset),
+                       h.destination + offset, n, /*write=*/true);
+      if (!s.is_ok()) {
+        slot->failed.store(1, std::memory_order_relaxed);
+        TW_WARN("shm", "helping rank " << reader << "'s read: " << s.to_string());
+      } else {
+        counters_.bytes_helped += n;
+      }
+      slot->helped.fetch_add(1, std::memory_order_release);
+    }
   }
 
   Result<Peer*> peer_at(PeerId peer) {
@@ -591,6 +745,7 @@ class ShmTransportImpl final : public transport::Transport {
   unsigned peers_with_backlog_ = 0;
   unsigned liveness_ticks_ = 0;
   std::uint32_t next_words_id_ = 0;
+  std::uint32_t generation_ = 0;  // of this process's shared reads
   bool in_progress_ = false;
 };
 

@@ -95,6 +95,10 @@ struct TransportCounters {
   std::uint64_t rcache_hits = 0;
   std::uint64_t rcache_misses = 0;
   std::uint64_t rcache_invalidated = 0;
+  // Shared large reads (shm): bytes this process copied into a peer's
+  // buffer for the peer's read, and bytes of its own reads a peer copied.
+  std::uint64_t bytes_helped = 0;
+  std::uint64_t bytes_helped_by_peers = 0;
 };
 
 class TagOffload;  // transport/tag_offload.h

@@ -1,12 +1,16 @@
 // Two shared-memory transports in one process, as ranks 0 and 1 of a job:
 // order across a full ring, who wakes a sleeping receiver, a peer's CAS
-// against the owner's on the same word, and remote access held to its key.
+// against the owner's on the same word, remote access held to its key, and
+// a large read shared with the owner of the bytes.
 #include "shm/shm_transport.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace tagwire::shm {
@@ -139,6 +143,61 @@ TEST_F(ShmPair, AnAddressFromAnotherJobIsRefused) {
   Status s = (*stranger)->set_peer_addresses({t_[0]->address()});
   EXPECT_FALSE(s.is_ok());
   EXPECT_EQ(s.code(), ErrorCode::kConfig);
+}
+
+// A large read is split with the owner of the bytes while the owner polls
+// (as a sender does in MPI_Wait): the bytes arrive whole, and the owner
+// copied part of them.
+TEST_F(ShmPair, ALargeReadIsSharedWithTheOwnerOfTheBytes) {
+  constexpr std::size_t kBytes = std::size_t{8} << 20;
+  std::vector<std::uint8_t> source(kBytes);
+  for (std::size_t i = 0; i < kBytes; ++i) source[i] = static_cast<std::uint8_t>(i * 7 + i / 4096);
+  auto reg = t_[0]->register_memory(source.data(), kBytes, transport::RemoteAccess::kRead);
+  ASSERT_TRUE(reg.is_ok());
+  std::atomic<bool> stop{false};
+  std::thread owner([&] {
+    while (!stop.load(std::memory_order_relaxed)) t_[0]->progress();
+  });
+  // The owner's thread may be off its core for a whole read on a busy
+  // machine: a few tries, each checked whole.
+  std::vector<std::uint8_t> dest(kBytes);
+  for (int attempt = 0; attempt < 50 && t_[0]->counters().bytes_helped == 0; ++attempt) {
+    std::fill(dest.begin(), dest.end(), 0);
+    auto r = t_[1]->read(0, dest, (*reg)->address(), (*reg)->packed_key(), {});
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_EQ(*r, Issued::kDone);
+    ASSERT_TRUE(dest == source) << "a shared read left the bytes wrong on attempt " << attempt;
+  }
+  stop = true;
+  owner.join();
+  EXPECT_GT(t_[0]->counters().bytes_helped, 0u) << "the polling owner never copied a chunk";
+  EXPECT_EQ(t_[1]->counters().bytes_helped_by_peers, t_[0]->counters().bytes_helped);
+}
+
+// An owner that polls only after the reads are over (its requests arrive
+// late) claims nothing and writes nothing into the reader's buffers: not
+// for the read that is over, nor for a later, shorter one whose slot the
+// first request's chunk count would still leave room in.
+TEST_F(ShmPair, HelpRequestsThatArriveLateWriteNothing) {
+  constexpr std::size_t kBytes = std::size_t{2} << 20;  // 8 chunks
+  std::vector<std::uint8_t> source(kBytes, 0x11);
+  auto reg = t_[0]->register_memory(source.data(), kBytes, transport::RemoteAccess::kRead);
+  ASSERT_TRUE(reg.is_ok());
+  std::vector<std::uint8_t> first(kBytes);
+  ASSERT_TRUE(t_[1]->read(0, first, (*reg)->address(), (*reg)->packed_key(), {}).is_ok());
+  EXPECT_EQ(first, source);
+  std::fill(first.begin(), first.end(), 0x5A);   // the application reuses its buffer
+  std::vector<std::uint8_t> second(kBytes / 4);  // 2 chunks
+  ASSERT_TRUE(t_[1]->read(0, second, (*reg)->address(), (*reg)->packed_key(), {}).is_ok());
+  EXPECT_TRUE(std::all_of(second.begin(), second.end(), [](std::uint8_t b) { return b == 0x11; }));
+  EXPECT_EQ(t_[1]->counters().bytes_helped_by_peers, 0u);
+  std::fill(second.begin(), second.end(), 0x5B);
+  EXPECT_EQ(t_[0]->progress(), 2u) << "the help requests did not reach the owner";
+  EXPECT_EQ(t_[0]->counters().bytes_helped, 0u);
+  EXPECT_TRUE(std::all_of(first.begin(), first.end(), [](std::uint8_t b) { return b == 0x5A; }))
+      << "a late help request wrote into a buffer its read had finished with";
+  EXPECT_TRUE(std::all_of(second.begin(), second.end(), [](std::uint8_t b) { return b == 0x5B; }))
+      << "a late help request wrote into a buffer its read had finished with";
 }
 
 }  // namespace
