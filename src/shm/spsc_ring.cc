@@ -67,7 +67,8 @@ bool RingProducer::push(std::span<const std::uint8_t> header,
     offset = 0;
   }
   std::uint8_t* record = data_ + offset;
-  std::memcpy(record + 8, header.data(), header.size());
+  // (A transport record has no header: its span's data may be null.)
+  if (!header.empty()) std::memcpy(record + 8, header.data(), header.size());
   if (!payload.empty()) std::memcpy(record + 8 + header.size(), payload.data(), payload.size());
   // One release store publishes the record.
   word_at(data_, offset)
