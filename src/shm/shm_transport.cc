@@ -132,6 +132,11 @@ Result<PackedKey> unpack_key(std::span<const std::uint8_t> bytes) {
   return key;
 }
 
+// Whether the process `pid` has exited (kill(pid, 0) finds nobody).
+bool process_exited(std::int32_t pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 Status range_check(const PackedKey& key, std::uint64_t address, std::size_t bytes) {
   if (address < key.address || bytes > key.length || address - key.address > key.length - bytes) {
     return {ErrorCode::kInvalidArgument, "a remote access outside the memory its key names"};
@@ -508,26 +513,28 @@ class ShmTransportImpl final : public transport::Transport {
       wake_peer(owner);  // a sleeping owner's agent can help too
     }
     std::uint32_t mine = 0;
+    std::uint64_t mine_bytes = 0;
     Status result;
     for (std::uint32_t next; claim_chunk(slot, generation_, chunks, &next);) {
       ++mine;
+      const std::uint64_t offset = std::uint64_t{next} * chunk;
+      const std::uint64_t n = std::min<std::uint64_t>(chunk, local.size() - offset);
+      mine_bytes += n;
       // After a failure the rest are still claimed (and skipped), so that
       // the count of the peer's chunks below stays exact.
       if (!result.is_ok()) continue;
-      const std::uint64_t offset = std::uint64_t{next} * chunk;
-      result = cross_memory(pid, peer, local.data() + offset, remote + offset,
-                            std::min<std::uint64_t>(chunk, local.size() - offset), false);
+      result = cross_memory(pid, peer, local.data() + offset, remote + offset, n, false);
     }
     const std::uint32_t theirs = chunks - mine;
     for (unsigned spins = 1; slot->helped.load(std::memory_order_acquire) < theirs; ++spins) {
       if (spins % 1024 == 0) {
-        if (::kill(pid, 0) != 0 && errno == ESRCH) {
+        if (process_exited(pid)) {
           return {ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
         }
         sched_yield();  // its process may be off its core, mid-chunk
       }
     }
-    counters_.bytes_helped_by_peers += std::uint64_t{theirs} * chunk;  // in whole chunks
+    counters_.bytes_helped_by_peers += local.size() - mine_bytes;
     if (slot->failed.load(std::memory_order_relaxed) != 0 && result.is_ok()) {
       result = {ErrorCode::kTransport,
                 "rank " + std::to_string(peer) + " could not copy its part of a large read"};
@@ -698,7 +705,7 @@ class ShmTransportImpl final : public transport::Transport {
         ++n;
         sent.done(Status::ok());
       }
-      if (!p.backlog.empty() && look && ::kill(p.address.pid, 0) != 0 && errno == ESRCH) {
+      if (!p.backlog.empty() && look && process_exited(p.address.pid)) {
         peer_exited(static_cast<PeerId>(r));
       }
     }
