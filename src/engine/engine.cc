@@ -698,20 +698,32 @@ Status Engine::recv(void* buffer, std::size_t bytes, int source, int tag, Commun
   return local.error;
 }
 
+std::size_t Engine::take_envelope(Request* r, int source, int tag, std::uint64_t length) {
+  r->status.source = source;
+  r->status.tag = tag;
+  const std::size_t n = std::min<std::size_t>(length, r->bytes);
+  r->status.count = n;
+  if (length > r->bytes) {
+    // Nothing past the buffer is written: we copy or read only n bytes.
+    r->status.error = Status(ErrorCode::kTruncate,
+                             "message of " + std::to_string(length) + " bytes from rank " +
+                                 std::to_string(source) + " (tag " + std::to_string(tag) +
+                                 ") does not fit a buffer of " + std::to_string(r->bytes) +
+                                 " bytes");
+  }
+  return n;
+}
+
+void Engine::deliver_eager(Request* r, const Header& h, std::span<const std::uint8_t> payload) {
+  const std::size_t n = take_envelope(r, h.source, h.tag, h.length);
+  if (n > 0) std::memcpy(r->buffer, payload.data(), n);
+  if ((h.flags & kFlagSync) != 0) send_control(h.origin, MessageType::kSyncAck, h.request_id);
+  maybe_complete(r);
+}
+
 void Engine::deliver(Request* r, PendingMessage& message,
                      std::span<const std::uint8_t> eager_data) {
-  r->status.source = message.source;
-  r->status.tag = message.tag;
-  const std::size_t n = std::min<std::size_t>(message.length, r->bytes);
-  r->status.count = n;
-  if (message.length > r->bytes) {
-    // Nothing past the buffer is written: we copy or read only n bytes.
-    r->status.error =
-        Status(ErrorCode::kTruncate,
-               "message of " + std::to_string(message.length) + " bytes from rank " +
-                   std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
-                   ") does not fit a buffer of " + std::to_string(r->bytes) + " bytes");
-  }
+  const std::size_t n = take_envelope(r, message.source, message.tag, message.length);
   if (message.type == MessageType::kEager) {
     if (n > 0) std::memcpy(r->buffer, eager_data.data(), n);
     if (message.synchronous) {
@@ -843,15 +855,15 @@ PendingMessage Engine::pending_from(const Header& h) {
 void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload, Arrival how) {
   matching::IncomingMessage incoming{
       {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
-  PendingMessage message = pending_from(h);
-  if (one_sided_) {
+  if (one_sided_ && h.slot != 0) {
+    PendingMessage message = pending_from(h);
     message.slot = h.slot;
     message.slot_expected = h.slot_expected;
     // Cancelled by its sender already, or about to match a receive that
     // must first win the slot descriptor: a message lost either way is
     // dropped here and never seen by a receive or a probe.
     if (undeliverable(message) ||
-        (message.slot != 0 && matcher_.would_match(incoming.envelope) && !claim(message))) {
+        (matcher_.would_match(incoming.envelope) && !claim(message))) {
       ++counters_.messages_cancelled;
       return;
     }
@@ -859,6 +871,17 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
   auto arrival = how == Arrival::kUntagged
                      ? matcher_.on_untagged(incoming)
                      : matcher_.on_unexpected(incoming, how == Arrival::kTaggedSyncRequested);
+  if (arrival.matched && h.type == MessageType::kEager) {
+    // An expected eager message (the common case): copied straight from
+    // the transport's buffer, no PendingMessage made.
+    deliver_eager(requests_.find(arrival.receive_cookie), h, payload);
+    return;
+  }
+  PendingMessage message = pending_from(h);
+  if (one_sided_) {
+    message.slot = h.slot;
+    message.slot_expected = h.slot_expected;
+  }
   if (arrival.matched) {
     Request* r = requests_.find(arrival.receive_cookie);
     if (h.type == MessageType::kRts) message.data.assign(payload.begin(), payload.end());

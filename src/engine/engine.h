@@ -328,6 +328,10 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   void maybe_complete(Request* r);
   void finish(Request* r, MessageStatus* status);
   void deliver(Request* r, PendingMessage& message, std::span<const std::uint8_t> eager_data);
+  // An eager message matched on arrival, copied from the transport's buffer.
+  void deliver_eager(Request* r, const Header& h, std::span<const std::uint8_t> payload);
+  // Fills a matched receive's status (truncation included); the bytes to take.
+  std::size_t take_envelope(Request* r, int source, int tag, std::uint64_t length);
   void issue_rendezvous_read(Request* r);
   void send_control(int world_peer, MessageType type, std::uint64_t request_id,
                     std::uint8_t flags = 0);

@@ -150,15 +150,26 @@ class KeptBins {
 
   // The bin for `key`, made if absent; the caller adds an entry to it.
   List& for_insert(const Key& key) {
+    if (last_bin_ != nullptr && last_key_ == key) {
+      if (last_bin_->empty()) --empty_;  // an empty bin in use again
+      return *last_bin_;
+    }
     const std::size_t before = table_.size();
     List& bin = table_[key];
     if (table_.size() == before && bin.empty()) --empty_;  // an empty bin in use again
+    remember(key, &bin);  // after the insert: a rehash moved every bin
     return bin;
   }
   // The bin for `key` if it holds anything. Valid until the next
   // for_insert() or emptied().
   List* find(const Key& key) {
-    List* bin = table_.find(key);
+    List* bin;
+    if (last_bin_ != nullptr && last_key_ == key) {
+      bin = last_bin_;
+    } else {
+      bin = table_.find(key);
+      if (bin != nullptr) remember(key, bin);
+    }
     return bin == nullptr || bin->empty() ? nullptr : bin;
   }
   const List* find(const Key& key) const { return const_cast<KeptBins*>(this)->find(key); }
@@ -166,14 +177,26 @@ class KeptBins {
   void emptied() {
     if (++empty_ < kSweepAt) return;
     table_.remove_if([](const List& bin) { return bin.empty(); });
+    last_bin_ = nullptr;  // the sweep rebuilt the table
     empty_ = 0;
   }
   // Bins held, empty ones included.
   std::size_t bins() const { return table_.size(); }
 
  private:
+  void remember(const Key& key, List* bin) {
+    last_key_ = key;
+    last_bin_ = bin;
+  }
+
   BinTable<Key, List, Hash> table_;
   std::size_t empty_ = 0;
+  // The bin used last: a window of receives from one peer and tag, and the
+  // messages that match them, all use one bin, found here without hashing.
+  // Bins move only when the table rehashes (an insert that grows it) or is
+  // swept, and both renew or drop this.
+  mutable Key last_key_{};
+  mutable List* last_bin_ = nullptr;
 };
 
 }  // namespace tagwire::matching

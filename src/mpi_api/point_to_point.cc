@@ -2,6 +2,7 @@
 // requests, completion and cancel, all over the engine.
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "mpi_api/state.h"
@@ -24,16 +25,25 @@ struct WireBuffer {
   std::unique_ptr<Staging> staging;
 };
 
-Result<WireBuffer> wire_buffer(const void* buf, int count, MPI_Datatype datatype, bool receive) {
-  // A predefined type (nearly every message): one size and a multiply.
+// The bytes of `count` elements of a predefined type (nearly every
+// message: one size and a multiply), or nothing for every other case,
+// which wire_buffer() works out and reports.
+std::optional<std::size_t> predefined_bytes(int count, MPI_Datatype datatype) {
   if (datatype > MPI_DATATYPE_NULL && datatype < kPredefinedTypeCount && count >= 0) {
     const std::size_t size = kPredefinedTypeSizes[datatype];
     if (size == 0 || static_cast<std::size_t>(count) <= kMaxMessageBytes / size) {
-      WireBuffer w;
-      w.bytes = static_cast<std::size_t>(count) * size;
-      w.data = const_cast<void*>(buf);
-      return w;
+      return static_cast<std::size_t>(count) * size;
     }
+  }
+  return std::nullopt;
+}
+
+Result<WireBuffer> wire_buffer(const void* buf, int count, MPI_Datatype datatype, bool receive) {
+  if (auto bytes = predefined_bytes(count, datatype)) {
+    WireBuffer w;
+    w.bytes = *bytes;
+    w.data = const_cast<void*>(buf);
+    return w;
   }
   auto bytes = bytes_of(count, datatype);
   if (!bytes) return bytes.status();
@@ -87,6 +97,13 @@ int post_send(const char* function, const void* buf, int count, MPI_Datatype dat
               int tag, MPI_Comm comm, SendMode mode, bool persistent, MPI_Request* request) {
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
+  if (auto bytes = predefined_bytes(count, datatype); bytes && !persistent) {
+    // In place, nothing staged: no WireBuffer to make and drop.
+    auto r = E().isend(buf, *bytes, dest, tag, *c, mode);
+    if (!r) return report(comm, function, r.status());
+    *request = state().requests.add(*r);
+    return MPI_SUCCESS;
+  }
   auto w = wire_buffer(buf, count, datatype, false);
   if (!w) return report(comm, function, w.status());
   if (w->staging && !persistent) {
@@ -103,6 +120,12 @@ int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype,
               int tag, MPI_Comm comm, bool persistent, MPI_Request* request) {
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
+  if (auto bytes = predefined_bytes(count, datatype); bytes && !persistent) {
+    auto r = E().irecv(buf, *bytes, source, tag, *c);
+    if (!r) return report(comm, function, r.status());
+    *request = state().requests.add(*r);
+    return MPI_SUCCESS;
+  }
   auto w = wire_buffer(buf, count, datatype, true);
   if (!w) return report(comm, function, w.status());
   auto r = persistent ? E().recv_init(w->data, w->bytes, source, tag, *c)

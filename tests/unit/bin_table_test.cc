@@ -121,5 +121,45 @@ TEST(KeptBins, CyclingThroughTagsHoldsABoundedNumberOfEmptyBins) {
   EXPECT_EQ(busy->n, 1);
 }
 
+// The last-used bin is remembered (found again without hashing). Bins move
+// when the table grows and when a sweep rebuilds it: a stale memory would
+// show here as a count that disagrees with the reference, or a crash under
+// ASan.
+TEST(KeptBins, TheRememberedBinSurvivesGrowthAndSweeps) {
+  KeptBins<int, Count, GoodHash> bins;
+  std::unordered_map<int, int> reference;
+  std::mt19937_64 rng(42);
+  int key = 0;
+  for (int step = 0; step < 400000; ++step) {
+    // Runs of one key (the remembered bin), with jumps over a range wide
+    // enough to grow the table and gather kSweepAt empty bins.
+    if (rng() % 4 == 0) key = static_cast<int>(rng() % 5000);
+    switch (rng() % 3) {
+      case 0:
+        ++bins.for_insert(key).n;
+        ++reference[key];
+        break;
+      case 1:
+        if (Count* bin = bins.find(key)) {
+          ASSERT_GT(reference[key], 0) << "step " << step;
+          --bin->n;
+          --reference[key];
+          if (bin->empty()) bins.emptied();
+        } else {
+          ASSERT_EQ(reference[key], 0) << "step " << step;
+        }
+        break;
+      default: {
+        const Count* bin = bins.find(key);
+        ASSERT_EQ(bin == nullptr ? 0 : bin->n, reference[key]) << "step " << step;
+      }
+    }
+  }
+  for (const auto& [k, n] : reference) {
+    const Count* bin = bins.find(k);
+    ASSERT_EQ(bin == nullptr ? 0 : bin->n, n) << "key " << k;
+  }
+}
+
 }  // namespace
 }  // namespace tagwire::matching
