@@ -705,11 +705,11 @@ std::size_t Engine::take_envelope(Request* r, int source, int tag, std::uint64_t
   r->status.count = n;
   if (length > r->bytes) {
     // Nothing past the buffer is written: we copy or read only n bytes.
-    r->status.error = Status(ErrorCode::kTruncate,
-                             "message of " + std::to_string(length) + " bytes from rank " +
-                                 std::to_string(source) + " (tag " + std::to_string(tag) +
-                                 ") does not fit a buffer of " + std::to_string(r->bytes) +
-                                 " bytes");
+    r->status.error =
+        Status(ErrorCode::kTruncate, "message of " + std::to_string(length) + " bytes from rank " +
+                                         std::to_string(source) + " (tag " + std::to_string(tag) +
+                                         ") does not fit a buffer of " + std::to_string(r->bytes) +
+                                         " bytes");
   }
   return n;
 }
@@ -862,8 +862,7 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
     // Cancelled by its sender already, or about to match a receive that
     // must first win the slot descriptor: a message lost either way is
     // dropped here and never seen by a receive or a probe.
-    if (undeliverable(message) ||
-        (matcher_.would_match(incoming.envelope) && !claim(message))) {
+    if (undeliverable(message) || (matcher_.would_match(incoming.envelope) && !claim(message))) {
       ++counters_.messages_cancelled;
       return;
     }
