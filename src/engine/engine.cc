@@ -839,8 +839,12 @@ void Engine::on_message(std::span<const std::uint8_t> header,
   }
 }
 
-PendingMessage Engine::pending_from(const Header& h) {
+PendingMessage Engine::pending_from(const Header& h, bool with_slot) {
   PendingMessage message;
+  if (with_slot) {
+    message.slot = h.slot;
+    message.slot_expected = h.slot_expected;
+  }
   message.type = h.type;
   message.origin = h.origin;
   message.source = h.source;
@@ -856,9 +860,7 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
   matching::IncomingMessage incoming{
       {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
   if (one_sided_ && h.slot != 0) {
-    PendingMessage message = pending_from(h);
-    message.slot = h.slot;
-    message.slot_expected = h.slot_expected;
+    PendingMessage message = pending_from(h, true);
     // Cancelled by its sender already, or about to match a receive that
     // must first win the slot descriptor: a message lost either way is
     // dropped here and never seen by a receive or a probe.
@@ -876,11 +878,7 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
     deliver_eager(requests_.find(arrival.receive_cookie), h, payload);
     return;
   }
-  PendingMessage message = pending_from(h);
-  if (one_sided_) {
-    message.slot = h.slot;
-    message.slot_expected = h.slot_expected;
-  }
+  PendingMessage message = pending_from(h, one_sided_);
   if (arrival.matched) {
     Request* r = requests_.find(arrival.receive_cookie);
     if (h.type == MessageType::kRts) message.data.assign(payload.begin(), payload.end());

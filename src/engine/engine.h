@@ -368,7 +368,8 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   enum class Arrival { kUntagged, kTagged, kTaggedSyncRequested };
   void on_envelope(const Header& h, std::span<const std::uint8_t> payload, Arrival how);
   // The message an EAGER or RTS header describes, without its data.
-  static PendingMessage pending_from(const Header& h);
+  // `with_slot`: one-sided cancel's slot fields too (only that mode reads them).
+  static PendingMessage pending_from(const Header& h, bool with_slot = false);
   // A tagged message's header: decode()'s checks, and EAGER or RTS only.
   Result<Header> decode_tagged(std::span<const std::uint8_t> header,
                                std::span<const std::uint8_t> payload) const;
