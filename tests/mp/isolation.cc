@@ -47,6 +47,13 @@ bool exists(const std::string& path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
 
+// The other job polls for the file and reads it at once: write it whole
+// under another name and rename it, so that it never sees it empty.
+void publish(const std::string& path, const std::string& text) {
+  std::ofstream(path + ".tmp", std::ios::binary) << text;
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
 int victim(const std::string& address_file, const std::string& done_file) {
   auto made = Engine::create_from_environment();
   if (!made) return fail(made.status().to_string());
@@ -54,10 +61,7 @@ int victim(const std::string& address_file, const std::string& done_file) {
   Communicator* w = e.world();
   if (w->rank() == 0) {
     const auto address = e.transport_address();
-    std::ofstream(address_file + ".tmp", std::ios::binary)
-        .write(reinterpret_cast<const char*>(address.data()),
-               static_cast<std::streamsize>(address.size()));
-    std::rename((address_file + ".tmp").c_str(), address_file.c_str());
+    publish(address_file, std::string(address.begin(), address.end()));
     // Serve the transport (iprobe progresses it) while the intruder works.
     const auto until = Clock::now() + std::chrono::seconds(60);
     MessageStatus st;
@@ -121,7 +125,7 @@ int intruder(const std::string& address_file, const std::string& done_file) {
     Status s = (*t)->set_peer_addresses({address});
     if (s.is_ok()) return fail("a transport outside the job accepted the victim's address");
     std::printf("isolation: refused: %s\n", s.to_string().c_str());
-    std::ofstream(done_file) << "refused\n";
+    publish(done_file, "refused\n");
     std::printf("isolation: intruder ok\n");
     return 0;
   }
@@ -156,7 +160,7 @@ int intruder(const std::string& address_file, const std::string& done_file) {
   }
   while (pending > 0 && Clock::now() < until) tr.progress();
   (void)tr.disconnect_all();
-  std::ofstream(done_file) << "done\n";
+  publish(done_file, "done\n");
   std::printf("isolation: intruder sent %d foreign messages; intruder ok\n", kInjected);
   return 0;
 }
