@@ -170,6 +170,9 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   Status wait(Request* request, MessageStatus* status);
   // Index of the completed request, or -1 if every request is null/inactive.
   Result<int> wait_any(std::span<Request* const> requests, MessageStatus* status);
+  // Waits for every request and finishes them in order, each one's status
+  // in `statuses`; returns the first request's error, or ok. A request
+  // must not be listed twice (its first finish releases it).
   Status wait_all(std::span<Request* const> requests, std::span<MessageStatus> statuses);
   // Indices of the requests that completed (empty if none yet).
   Result<std::vector<int>> test_some(std::span<Request* const> requests,
@@ -273,7 +276,10 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // Dead peers (peer_failure.cc).
   void watch_failures();
   void on_peer_failed(int world_rank);
-  bool is_dead(int world_rank) const;
+  // Inline, and an empty set first: every send and control message asks.
+  bool is_dead(int world_rank) const {
+    return !dead_ranks_.empty() && dead_ranks_.count(world_rank) != 0;
+  }
   Status peer_failed_status(int world_rank) const;
   Status check_comm(Communicator* comm) const;
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,

@@ -79,8 +79,4 @@ void Engine::on_peer_failed(int dead) {
   });
 }
 
-bool Engine::is_dead(int world_rank) const {
-  return dead_ranks_.count(world_rank) != 0;
-}
-
 }  // namespace tagwire::engine

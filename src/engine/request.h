@@ -112,6 +112,10 @@ struct Request {
   // send's), so that MPI_Cancel can CAS it.
   std::optional<SlotTicket> slot;
   class Engine* engine = nullptr;
+  // Scratch for a caller that takes a list of requests (MPI_Waitall): the
+  // number of the list that last named this request, so that a request
+  // named twice in one list is found without comparing every pair.
+  std::uint64_t listed_in = 0;
 };
 
 // Names requests on the wire with ids that a stale or forged id cannot

@@ -277,9 +277,17 @@ class ShmTransportImpl final : public transport::Transport {
       return Status(ErrorCode::kInternal, "message of " + std::to_string(payload.size()) +
                                               " B larger than the shared-memory rings carry");
     }
-    auto p = attach(peer);
-    if (!p) return p.status();
-    Peer& to = **p;
+    // A peer already attached and alive (every send but a peer's first)
+    // is found in a few compares, without a Result.
+    Peer* found = static_cast<std::size_t>(peer) < peers_.size()
+                      ? &peers_[static_cast<std::size_t>(peer)]
+                      : nullptr;
+    if (found == nullptr || found->dead || !found->producer.attached()) {
+      auto p = attach(peer);
+      if (!p) return p.status();
+      found = *p;
+    }
+    Peer& to = *found;
     ++counters_.messages_sent;
     const bool wake = delivery == transport::Delivery::kWake || options_.wake_on_every_message;
     if (to.backlog.empty() && to.producer.push(header, payload)) {
