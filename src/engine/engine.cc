@@ -355,7 +355,9 @@ Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
 
 // --------------------------------------------------------------- requests
 
-Request* Engine::new_request(RequestKind kind) {
+// Always inlined (here and below): a nonblocking call goes through each
+// of these once, and as calls they were a sixth of an Irecv.
+[[gnu::always_inline]] inline Request* Engine::new_request(RequestKind kind) {
   Request* r = request_pool_.take();
   r->kind = kind;
   r->engine = this;
@@ -416,14 +418,21 @@ Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int de
   return make_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
 }
 
-Status Engine::check_request(RequestKind kind, const void* buffer, std::size_t bytes, int peer,
-                             int tag, Communicator* comm, bool collective) const {
-  const bool receive = kind == RequestKind::kReceive;  // only receives take wildcards
+[[gnu::always_inline]] inline Status Engine::check_request(RequestKind kind, const void* buffer,
+                                                           std::size_t bytes, int peer, int tag,
+                                                           Communicator* comm,
+                                                           bool collective) const {
   // The common case in a few compares; the checks below name what is wrong.
   if (comm != nullptr && (buffer != nullptr || bytes == 0) && tag >= 0 && tag <= kTagUpperBound &&
       peer >= 0 && peer < static_cast<int>(comm->peer_group(collective).size())) {
     return Status::ok();
   }
+  return request_error(kind, buffer, bytes, peer, tag, comm, collective);
+}
+
+Status Engine::request_error(RequestKind kind, const void* buffer, std::size_t bytes, int peer,
+                             int tag, Communicator* comm, bool collective) const {
+  const bool receive = kind == RequestKind::kReceive;  // only receives take wildcards
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   TAGWIRE_RETURN_IF_ERROR(
       check_peer(comm, peer, receive, receive ? "source" : "destination", collective));
@@ -431,7 +440,7 @@ Status Engine::check_request(RequestKind kind, const void* buffer, std::size_t b
   return check_buffer(buffer, bytes);
 }
 
-Request* Engine::fill_request(RequestKind kind, void* buffer, std::size_t bytes, int peer, int tag,
+[[gnu::always_inline]] inline Request* Engine::fill_request(RequestKind kind, void* buffer, std::size_t bytes, int peer, int tag,
                               Communicator* comm, SendMode mode, bool collective) {
   Request* r = new_request(kind);
   r->persistent = true;
@@ -469,7 +478,7 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
   return r;
 }
 
-Status Engine::start_operation(Request* r) {
+[[gnu::always_inline]] inline Status Engine::start_operation(Request* r) {
   if (r->kind == RequestKind::kReceive) return start_receive(r);
   // Each operation of a persistent send goes out under a fresh wire id:
   // the receiver may still hold an earlier operation's message, and a
@@ -481,7 +490,7 @@ Status Engine::start_operation(Request* r) {
   return start_send(r);
 }
 
-bool Engine::begin_operation(Request* r) {
+[[gnu::always_inline]] inline bool Engine::begin_operation(Request* r) {
   r->active = true;
   r->complete = false;
   r->cancel_pending = false;

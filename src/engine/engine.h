@@ -299,6 +299,9 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // A send's or receive's arguments, checked (an error names what is wrong).
   Status check_request(RequestKind kind, const void* buffer, std::size_t bytes, int peer, int tag,
                        Communicator* comm, bool collective) const;
+  // What is wrong with arguments check_request refused (out of line).
+  Status request_error(RequestKind kind, const void* buffer, std::size_t bytes, int peer, int tag,
+                       Communicator* comm, bool collective) const;
   // A new inactive (persistent) request with these arguments; lock held.
   Request* fill_request(RequestKind kind, void* buffer, std::size_t bytes, int peer, int tag,
                         Communicator* comm, SendMode mode, bool collective);

@@ -96,11 +96,15 @@ void pack_for_send(MPI_Request h) {
 // Starts (or, with persistent, only creates) a send and hands out a handle.
 int post_send(const char* function, const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm, SendMode mode, bool persistent, MPI_Request* request) {
-  auto c = comm_of(comm);
-  if (!c) return report(comm, function, c.status());
+  engine::Communicator* c = world_comm_of(comm);
+  if (c == nullptr) {
+    auto found = comm_of(comm);
+    if (!found) return report(comm, function, found.status());
+    c = *found;
+  }
   if (auto bytes = predefined_bytes(count, datatype); bytes && !persistent) {
     // In place, nothing staged: no WireBuffer to make and drop.
-    auto r = E().isend(buf, *bytes, dest, tag, *c, mode);
+    auto r = E().isend(buf, *bytes, dest, tag, c, mode);
     if (!r) return report(comm, function, r.status());
     *request = state().requests.add(*r);
     return MPI_SUCCESS;
@@ -110,8 +114,8 @@ int post_send(const char* function, const void* buf, int count, MPI_Datatype dat
   if (w->staging && !persistent) {
     w->staging->layout->pack(buf, w->staging->count, w->staging->packed.data());
   }
-  auto r = persistent ? E().send_init(w->data, w->bytes, dest, tag, *c, mode)
-                      : E().isend(w->data, w->bytes, dest, tag, *c, mode);
+  auto r = persistent ? E().send_init(w->data, w->bytes, dest, tag, c, mode)
+                      : E().isend(w->data, w->bytes, dest, tag, c, mode);
   if (!r) return report(comm, function, r.status());
   *request = add_request(*r, *w);
   return MPI_SUCCESS;
@@ -119,31 +123,41 @@ int post_send(const char* function, const void* buf, int count, MPI_Datatype dat
 
 int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype, int source,
               int tag, MPI_Comm comm, bool persistent, MPI_Request* request) {
-  auto c = comm_of(comm);
-  if (!c) return report(comm, function, c.status());
+  engine::Communicator* c = world_comm_of(comm);
+  if (c == nullptr) {
+    auto found = comm_of(comm);
+    if (!found) return report(comm, function, found.status());
+    c = *found;
+  }
   if (auto bytes = predefined_bytes(count, datatype); bytes && !persistent) {
-    auto r = E().irecv(buf, *bytes, source, tag, *c);
+    auto r = E().irecv(buf, *bytes, source, tag, c);
     if (!r) return report(comm, function, r.status());
     *request = state().requests.add(*r);
     return MPI_SUCCESS;
   }
   auto w = wire_buffer(buf, count, datatype, true);
   if (!w) return report(comm, function, w.status());
-  auto r = persistent ? E().recv_init(w->data, w->bytes, source, tag, *c)
-                      : E().irecv(w->data, w->bytes, source, tag, *c);
+  auto r = persistent ? E().recv_init(w->data, w->bytes, source, tag, c)
+                      : E().irecv(w->data, w->bytes, source, tag, c);
   if (!r) return report(comm, function, r.status());
   *request = add_request(*r, *w);
   return MPI_SUCCESS;
 }
 
 // The engine request behind a handle; null for MPI_REQUEST_NULL.
-Result<engine::Request*> request_of(MPI_Request handle) {
-  // Every completion looks its handle up (Waitall twice): the common case
-  // first, in a few compares.
+// The common case of request_of, in a few compares and no Result: the
+// live request behind a handle, or null (MPI_REQUEST_NULL or not valid).
+engine::Request** find_request(MPI_Request handle) {
   State& st = state();
   if (st.initialized && !st.finalized && handle != MPI_REQUEST_NULL) {
-    if (engine::Request** r = st.requests.find(handle)) return *r;
+    return st.requests.find(handle);
   }
+  return nullptr;
+}
+
+Result<engine::Request*> request_of(MPI_Request handle) {
+  // Every completion looks its handle up.
+  if (engine::Request** r = find_request(handle)) return *r;
   TAGWIRE_RETURN_IF_ERROR(check_initialized());
   if (handle == MPI_REQUEST_NULL) return static_cast<engine::Request*>(nullptr);
   engine::Request** r = state().requests.find(handle);
@@ -495,9 +509,14 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   static std::atomic<std::uint64_t> lists{0};
   const std::uint64_t list = lists.fetch_add(1, std::memory_order_relaxed) + 1;
   for (int i = 0; i < count; ++i) {
-    auto r = request_of(requests[i]);
-    TW_MPI_TRY(MPI_COMM_WORLD, r.status());
-    engine::Request* req = *r;
+    engine::Request* req;
+    if (engine::Request** found = find_request(requests[i])) {
+      req = *found;
+    } else {
+      auto r = request_of(requests[i]);
+      TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+      req = *r;
+    }
     entries[i] = Entry{};
     if (req != nullptr) {
       // A handle given twice is finished once; the repeat goes the checked

@@ -144,6 +144,12 @@ CommEntry* find_comm(MPI_Comm comm);
 // attributes until copy_attributes decides (communicators.cc).
 MPI_Comm add_comm(engine::Communicator* comm, MPI_Comm parent);
 Result<engine::Communicator*> comm_of(MPI_Comm comm);
+// MPI_COMM_WORLD's engine communicator in a few inline compares (nearly
+// every message names it); null for anything else, which comm_of resolves.
+inline engine::Communicator* world_comm_of(MPI_Comm comm) {
+  const State& st = state();
+  return comm == MPI_COMM_WORLD && st.initialized && !st.finalized ? st.world.comm : nullptr;
+}
 
 // The layout behind a datatype handle (predefined or derived); with
 // need_commit, a derived type must have been committed.
