@@ -21,10 +21,6 @@ namespace {
 
 enum CollectiveTag : int { kBcastTag = 10, kReduceTag, kGatherTag, kAlltoallTag };
 
-engine::Engine& E() {
-  return *state().engine;
-}
-
 Status wait_all(const std::vector<engine::Request*>& requests) {
   std::vector<engine::MessageStatus> statuses(requests.size());
   return E().wait_all(requests, statuses);

@@ -77,8 +77,10 @@ class HandleTable {
 
   void remove(int h) {
     ThreadGuard guard(mutex_);
-    if (find_locked(h) == nullptr) return;
-    slot(h) = Entry{};
+    if (h < first_ || static_cast<std::size_t>(h - first_) >= size_) return;
+    Entry& e = slot(h);
+    if (!e.live) return;
+    e = Entry{};
     free_.push_back(h);
   }
 

@@ -14,10 +14,6 @@ using engine::SendMode;
 
 namespace {
 
-engine::Engine& E() {
-  return *state().engine;
-}
-
 // Where the engine reads or writes `count` elements of `datatype` at `buf`:
 // in place when the layout is one run, else a pack buffer (`staging`).
 struct WireBuffer {

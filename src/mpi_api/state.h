@@ -115,6 +115,12 @@ struct State {
   return s;
 }
 
+// The engine, once MPI_Init made it: what every call works with, hence
+// the short name, and inlined like state().
+[[gnu::always_inline]] inline engine::Engine& E() {
+  return *state().engine;
+}
+
 // Predefined datatypes are handles 1 .. kPredefinedTypeCount-1, each one
 // contiguous run from offset 0 of kPredefinedTypeSizes[handle] bytes: the
 // point-to-point calls size them without a lookup.

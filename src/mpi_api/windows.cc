@@ -14,10 +14,6 @@ using namespace tagwire::mpi;
 
 namespace {
 
-engine::Engine& E() {
-  return *state().engine;
-}
-
 Result<WinEntry*> window_of(MPI_Win win) {
   TAGWIRE_RETURN_IF_ERROR(check_initialized());
   std::unique_ptr<WinEntry>* entry = state().windows.find(win);

@@ -34,7 +34,8 @@ std::atomic_ref<const std::uint64_t> word_at(const std::uint8_t* data, std::uint
 // memcpy for the few bytes of a small record without a call into libc:
 // two overlapping fixed-size copies cover any length from 8 to 64 (an
 // 8-byte message is a 40-byte header and 8 bytes of payload).
-void copy_bytes(std::uint8_t* to, const std::uint8_t* from, std::size_t n) {
+[[gnu::always_inline]] inline void copy_bytes(std::uint8_t* to, const std::uint8_t* from,
+                                              std::size_t n) {
   if (n >= 8 && n <= 16) {
     std::memcpy(to, from, 8);
     std::memcpy(to + n - 8, from + n - 8, 8);
