@@ -1020,16 +1020,16 @@ Status Engine::wait_all(std::span<Request* const> requests, std::span<MessageSta
       for (unsigned turn = 0; turn < kPollsPerLock; ++turn) {
         for (; next < requests.size(); ++next) {
           Request* r = requests[next];
-          MessageStatus s;
+          MessageStatus scratch;  // (built only where the caller keeps no status)
+          MessageStatus* s = next < statuses.size() ? &statuses[next] : &scratch;
           if (r == nullptr || (r->persistent && !r->active)) {
-            s = empty_status();
+            *s = empty_status();
           } else if (r->complete) {
-            finish(r, &s);
+            finish(r, s);
           } else {
             break;
           }
-          if (!s.error.is_ok() && first_error.is_ok()) first_error = s.error;
-          if (next < statuses.size()) statuses[next] = std::move(s);
+          if (!s->error.is_ok() && first_error.is_ok()) first_error = s->error;
         }
         if (next == requests.size()) return first_error;
         progress_locked();
