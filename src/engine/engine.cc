@@ -483,10 +483,7 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
   // Each operation of a persistent send goes out under a fresh wire id:
   // the receiver may still hold an earlier operation's message, and a
   // cancel must name this one only (IMPI: one id, one cancellable message).
-  if (r->persistent) {
-    requests_.remove(r->id);
-    r->id = requests_.add(r);
-  }
+  if (r->persistent) r->id = requests_.rename(r->id);
   return start_send(r);
 }
 
@@ -1070,6 +1067,7 @@ Status Engine::request_free(Request* r) {
     release_request(r);
   } else {
     r->user_freed = true;  // released when its operation completes
+    r->handed_out = false;  // its handle is dead from now on
   }
   return Status::ok();
 }

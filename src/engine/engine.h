@@ -163,6 +163,21 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
                              Communicator* comm);
   Status start(Request* request);
 
+  // MPI handles. A request's handle is its slot in the engine's request
+  // table plus one (0 is MPI_REQUEST_NULL): the MPI layer keeps no table.
+  // hand_out() marks the request as the application's and returns its
+  // handle; by_handle() finds such a request from any thread, without the
+  // engine's lock, and nothing else (a released or engine-internal one).
+  int hand_out(Request* r) {
+    r->handed_out = true;
+    return static_cast<int>(static_cast<std::uint32_t>(r->id)) + 1;
+  }
+  Request* by_handle(int handle) const {
+    if (handle <= 0) return nullptr;
+    Request* r = requests_.at_slot(static_cast<std::uint32_t>(handle - 1));
+    return r != nullptr && r->handed_out ? r : nullptr;
+  }
+
   // Completion. test/wait on a completed non-persistent request release
   // it; a persistent one becomes inactive. A null or inactive request
   // completes at once with an empty status.

@@ -2,6 +2,7 @@
 // table that names requests on the wire.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -75,6 +76,9 @@ struct Request {
   bool active = false;  // an operation is under way (persistent: started)
   bool complete = false;
   bool user_freed = false;  // Request_free before completion: release when done
+  // Its MPI handle is the application's (Engine::hand_out): only such a
+  // request is found by handle, never an engine-internal one.
+  bool handed_out = false;
   // Arguments (kept for persistent restarts).
   void* buffer = nullptr;
   std::size_t bytes = 0;
@@ -120,52 +124,87 @@ struct Request {
 
 // Names requests on the wire with ids that a stale or forged id cannot
 // misread: slot in the low 32 bits, the slot's generation in the high 32.
+// The slot alone is also the request's MPI handle (Engine::handle_of), so
+// that the MPI layer keeps no table of its own: looking a handle up and
+// retiring it were a tenth of a message's instructions at each end.
+//
+// Everything but at_slot() runs under the engine's lock. at_slot() is the
+// MPI layer's lookup and runs on any application thread without it, so
+// entries live in fixed chunks that never move (as the MPI layer's handle
+// tables do), the count of issued slots is atomic, and so is each entry's
+// pointer. Using a handle while another thread frees it is the
+// application's error, as MPI says.
 class RequestTable {
  public:
-  // Ids are unique among live requests; a persistent request takes a fresh
-  // one for each operation (rename), so that a cancel names one message.
+  RequestTable() : chunks_(std::make_unique<std::unique_ptr<Entry[]>[]>(kMaxChunks)) {}
+
+  // Ids are unique among live requests.
   std::uint64_t add(Request* r) {
     std::uint32_t slot;
     if (free_.empty()) {
-      slot = static_cast<std::uint32_t>(entries_.size());
-      entries_.push_back({nullptr, 0});
+      slot = issued_.load(std::memory_order_relaxed);
+      if (slot % kChunk == 0) {
+        if (slot / kChunk >= kMaxChunks) throw std::bad_alloc();  // 16 M live requests
+        chunks_[slot / kChunk] = std::make_unique<Entry[]>(kChunk);
+      }
+      issued_.store(slot + 1, std::memory_order_release);
     } else {
       slot = free_.back();
       free_.pop_back();
     }
-    Entry& e = entries_[slot];
-    e.request = r;
+    Entry& e = entry(slot);
+    e.request.store(r, std::memory_order_release);
     ++e.generation;
     return (std::uint64_t{e.generation} << 32) | slot;
   }
+  // A fresh id in the same slot (a persistent send's next operation goes
+  // out under a new wire id; its MPI handle, the slot, stays).
+  std::uint64_t rename(std::uint64_t id) {
+    Entry& e = entry(static_cast<std::uint32_t>(id));
+    ++e.generation;
+    return (std::uint64_t{e.generation} << 32) | static_cast<std::uint32_t>(id);
+  }
   Request* find(std::uint64_t id) const {
     auto slot = static_cast<std::uint32_t>(id);
-    if (slot >= entries_.size()) return nullptr;
-    const Entry& e = entries_[slot];
-    return e.generation == (id >> 32) ? e.request : nullptr;
+    if (slot >= issued_.load(std::memory_order_relaxed)) return nullptr;
+    const Entry& e = entry(slot);
+    return e.generation == (id >> 32) ? e.request.load(std::memory_order_relaxed) : nullptr;
+  }
+  // The request in `slot` whatever its generation, or null; any thread.
+  Request* at_slot(std::uint32_t slot) const {
+    if (slot >= issued_.load(std::memory_order_acquire)) return nullptr;
+    return entry(slot).request.load(std::memory_order_acquire);
   }
   void remove(std::uint64_t id) {
     auto slot = static_cast<std::uint32_t>(id);
-    if (slot >= entries_.size() || entries_[slot].generation != (id >> 32)) return;
-    entries_[slot].request = nullptr;
+    if (slot >= issued_.load(std::memory_order_relaxed)) return;
+    Entry& e = entry(slot);
+    if (e.generation != (id >> 32)) return;
+    e.request.store(nullptr, std::memory_order_relaxed);
     free_.push_back(slot);
   }
-  std::size_t live() const { return entries_.size() - free_.size(); }
+  std::size_t live() const { return issued_.load(std::memory_order_relaxed) - free_.size(); }
   // Calls fn(Request*) for each live request; fn may complete (and so
   // release) the request it is given, but no other.
   template <typename Fn>
   void for_each(Fn&& fn) {
-    for (std::size_t slot = 0; slot < entries_.size(); ++slot) {
-      if (entries_[slot].request != nullptr) fn(entries_[slot].request);
+    const std::uint32_t issued = issued_.load(std::memory_order_relaxed);
+    for (std::uint32_t slot = 0; slot < issued; ++slot) {
+      if (Request* r = entry(slot).request.load(std::memory_order_relaxed)) fn(r);
     }
   }
 
  private:
   struct Entry {
-    Request* request;
-    std::uint32_t generation;
+    std::atomic<Request*> request{nullptr};
+    std::uint32_t generation = 0;
   };
-  std::vector<Entry> entries_;
+  static constexpr std::uint32_t kChunk = 4096;
+  static constexpr std::uint32_t kMaxChunks = 4096;
+  Entry& entry(std::uint32_t slot) const { return chunks_[slot / kChunk][slot % kChunk]; }
+
+  std::unique_ptr<std::unique_ptr<Entry[]>[]> chunks_;
+  std::atomic<std::uint32_t> issued_{0};  // slots ever used: 0 .. issued_ - 1
   std::vector<std::uint32_t> free_;
 };
 

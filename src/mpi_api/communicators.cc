@@ -76,7 +76,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   auto done =
       state().engine->isend(nullptr, 0, engine::kProcNull, 0, *dup, engine::SendMode::kStandard);
   TW_MPI_TRY(comm, done.status());
-  *request = state().requests.add(*done);
+  *request = state().engine->hand_out(*done);
   *newcomm = *made;
   return MPI_SUCCESS;
 }

@@ -70,7 +70,7 @@ void recount_staged() {
 
 // Hands out the handle of a new request, keeping its pack buffer with it.
 MPI_Request add_request(engine::Request* r, WireBuffer& w) {
-  MPI_Request h = state().requests.add(r);
+  MPI_Request h = E().hand_out(r);
   if (w.staging) {
     ThreadGuard guard(state().staging_mutex);
     state().staging[h] = std::move(*w.staging);
@@ -102,7 +102,7 @@ int post_send(const char* function, const void* buf, int count, MPI_Datatype dat
     // In place, nothing staged: no WireBuffer to make and drop.
     auto r = E().isend(buf, *bytes, dest, tag, c, mode);
     if (!r) return report(comm, function, r.status());
-    *request = state().requests.add(*r);
+    *request = E().hand_out(*r);
     return MPI_SUCCESS;
   }
   auto w = wire_buffer(buf, count, datatype, false);
@@ -128,7 +128,7 @@ int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype,
   if (auto bytes = predefined_bytes(count, datatype); bytes && !persistent) {
     auto r = E().irecv(buf, *bytes, source, tag, c);
     if (!r) return report(comm, function, r.status());
-    *request = state().requests.add(*r);
+    *request = E().hand_out(*r);
     return MPI_SUCCESS;
   }
   auto w = wire_buffer(buf, count, datatype, true);
@@ -143,25 +143,18 @@ int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype,
 // The engine request behind a handle; null for MPI_REQUEST_NULL.
 // The common case of request_of, in a few compares and no Result: the
 // live request behind a handle, or null (MPI_REQUEST_NULL or not valid).
-engine::Request** find_request(MPI_Request handle) {
-  State& st = state();
-  if (st.initialized && !st.finalized && handle != MPI_REQUEST_NULL) {
-    return st.requests.find(handle);
-  }
-  return nullptr;
+engine::Request* find_request(MPI_Request handle) {
+  const State& st = state();
+  return st.initialized && !st.finalized ? st.engine->by_handle(handle) : nullptr;
 }
 
 Result<engine::Request*> request_of(MPI_Request handle) {
   // Every completion looks its handle up.
-  if (engine::Request** r = find_request(handle)) return *r;
+  if (engine::Request* r = find_request(handle)) return r;
   TAGWIRE_RETURN_IF_ERROR(check_initialized());
   if (handle == MPI_REQUEST_NULL) return static_cast<engine::Request*>(nullptr);
-  engine::Request** r = state().requests.find(handle);
-  if (r == nullptr) {
-    return Status(ErrorCode::kInvalidRequest,
-                  "request handle " + std::to_string(handle) + " is not valid (freed?)");
-  }
-  return *r;
+  return Status(ErrorCode::kInvalidRequest,
+                "request handle " + std::to_string(handle) + " is not valid (freed?)");
 }
 
 // After the engine completed `*handle`: a staged receive is unpacked (as
@@ -181,10 +174,9 @@ void retire(MPI_Request* handle, bool persistent, const engine::MessageStatus& s
       }
     }
   }
-  if (*handle != MPI_REQUEST_NULL && !persistent) {
-    state().requests.remove(*handle);
-    *handle = MPI_REQUEST_NULL;
-  }
+  // (The engine released a one-shot request as it finished it, and with it
+  // the handle.)
+  if (!persistent) *handle = MPI_REQUEST_NULL;
 }
 
 // Waits (or tests) the request behind `*handle`, already looked up as `r`,
@@ -505,10 +497,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   static std::atomic<std::uint64_t> lists{0};
   const std::uint64_t list = lists.fetch_add(1, std::memory_order_relaxed) + 1;
   for (int i = 0; i < count; ++i) {
-    engine::Request* req;
-    if (engine::Request** found = find_request(requests[i])) {
-      req = *found;
-    } else {
+    engine::Request* req = find_request(requests[i]);
+    if (req == nullptr) {
       auto r = request_of(requests[i]);
       TW_MPI_TRY(MPI_COMM_WORLD, r.status());
       req = *r;
@@ -655,8 +645,7 @@ int MPI_Request_free(MPI_Request* request) {
     state().staging.erase(it);
     recount_staged();
   }
-  state().requests.remove(*request);
-  *request = MPI_REQUEST_NULL;
+  *request = MPI_REQUEST_NULL;  // the engine's request_free ended the handle
   return MPI_SUCCESS;
 }
 

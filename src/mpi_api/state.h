@@ -83,7 +83,8 @@ struct State {
   std::thread::id main_thread;  // the thread that called MPI_Init (MPI_Is_thread_main)
   CommEntry world, self;
   HandleTable<CommEntry> comms{3};                            // user communicators from 3 up
-  HandleTable<engine::Request*> requests{1};                  // 0 is MPI_REQUEST_NULL
+  // (Requests have no table here: their handles are the engine's, see
+  // Engine::hand_out.)
   HandleTable<std::shared_ptr<engine::Message>> messages{1};  // 0 is MPI_MESSAGE_NULL
   HandleTable<std::vector<int>> groups{2};  // world ranks; 0 null, 1 MPI_GROUP_EMPTY
   HandleTable<Keyval> keyvals{kFirstUserKeyval};
