@@ -440,8 +440,10 @@ Status Engine::request_error(RequestKind kind, const void* buffer, std::size_t b
   return check_buffer(buffer, bytes);
 }
 
-[[gnu::always_inline]] inline Request* Engine::fill_request(RequestKind kind, void* buffer, std::size_t bytes, int peer, int tag,
-                              Communicator* comm, SendMode mode, bool collective) {
+[[gnu::always_inline]] inline Request* Engine::fill_request(RequestKind kind, void* buffer,
+                                                            std::size_t bytes, int peer, int tag,
+                                                            Communicator* comm, SendMode mode,
+                                                            bool collective) {
   Request* r = new_request(kind);
   r->persistent = true;
   r->collective = collective;
@@ -1066,7 +1068,7 @@ Status Engine::request_free(Request* r) {
   if (!r->active || r->complete) {
     release_request(r);
   } else {
-    r->user_freed = true;  // released when its operation completes
+    r->user_freed = true;   // released when its operation completes
     r->handed_out = false;  // its handle is dead from now on
   }
   return Status::ok();

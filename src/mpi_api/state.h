@@ -82,7 +82,7 @@ struct State {
   int thread_level = MPI_THREAD_FUNNELED;
   std::thread::id main_thread;  // the thread that called MPI_Init (MPI_Is_thread_main)
   CommEntry world, self;
-  HandleTable<CommEntry> comms{3};                            // user communicators from 3 up
+  HandleTable<CommEntry> comms{3};  // user communicators from 3 up
   // (Requests have no table here: their handles are the engine's, see
   // Engine::hand_out.)
   HandleTable<std::shared_ptr<engine::Message>> messages{1};  // 0 is MPI_MESSAGE_NULL
