@@ -77,10 +77,8 @@ class HandleTable {
 
   void remove(int h) {
     ThreadGuard guard(mutex_);
-    if (h < first_ || static_cast<std::size_t>(h - first_) >= size_) return;
-    Entry& e = slot(h);
-    if (!e.live) return;
-    e = Entry{};
+    if (find_locked(h) == nullptr) return;
+    slot(h) = Entry{};
     free_.push_back(h);
   }
 

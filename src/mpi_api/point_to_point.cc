@@ -140,7 +140,6 @@ int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype,
   return MPI_SUCCESS;
 }
 
-// The engine request behind a handle; null for MPI_REQUEST_NULL.
 // The common case of request_of, in a few compares and no Result: the
 // live request behind a handle, or null (MPI_REQUEST_NULL or not valid).
 engine::Request* find_request(MPI_Request handle) {
@@ -148,6 +147,7 @@ engine::Request* find_request(MPI_Request handle) {
   return st.initialized && !st.finalized ? st.engine->by_handle(handle) : nullptr;
 }
 
+// The engine request behind a handle; null for MPI_REQUEST_NULL.
 Result<engine::Request*> request_of(MPI_Request handle) {
   // Every completion looks its handle up.
   if (engine::Request* r = find_request(handle)) return r;
@@ -514,8 +514,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     resolved[i] = entries[i].repeated ? nullptr : req;
   }
   const auto n = static_cast<std::size_t>(count);
-  Status waited = E().wait_all({resolved, n}, {outcomes, n});
-  (void)waited;  // each request's own error is in its status
+  (void)E().wait_all({resolved, n}, {outcomes, n});  // each request's error is in its status
   int result = MPI_SUCCESS;
   for (int i = 0; i < count; ++i) {
     MPI_Status local;

@@ -170,10 +170,7 @@ CommEntry* find_comm(MPI_Comm comm) {
 }
 
 Result<engine::Communicator*> comm_of(MPI_Comm comm) {
-  State& st = state();
-  if (comm == MPI_COMM_WORLD && st.initialized && !st.finalized && st.world.comm) {
-    return st.world.comm;  // the common case, in a few compares
-  }
+  if (engine::Communicator* world = world_comm_of(comm)) return world;  // the common case
   TAGWIRE_RETURN_IF_ERROR(check_initialized());
   CommEntry* entry = find_comm(comm);
   if (entry == nullptr) {
