@@ -382,9 +382,7 @@ void Engine::note_error(Request* r, const Status& s) {
   if (r->kind == RequestKind::kSend) r->awaiting_remote = false;  // no answer will come
 }
 
-void Engine::maybe_complete(Request* r) {
-  if (r->complete || r->local_pending > 0 || r->awaiting_remote || r->cancel_pending) return;
-  r->complete = true;
+void Engine::complete_rest(Request* r) {
   r->registration.reset();
   if (r->bsend_copy != nullptr) {
     bsend_release(r->bsend_copy);
@@ -706,20 +704,22 @@ Status Engine::recv(void* buffer, std::size_t bytes, int source, int tag, Commun
   return local.error;
 }
 
-std::size_t Engine::take_envelope(Request* r, int source, int tag, std::uint64_t length) {
+[[gnu::always_inline]] inline std::size_t Engine::take_envelope(Request* r, int source, int tag,
+                                                                std::uint64_t length) {
   r->status.source = source;
   r->status.tag = tag;
+  // Nothing past the buffer is written: we copy or read only what fits.
+  if (length > r->bytes) note_truncation(r, source, tag, length);
   const std::size_t n = std::min<std::size_t>(length, r->bytes);
   r->status.count = n;
-  if (length > r->bytes) {
-    // Nothing past the buffer is written: we copy or read only n bytes.
-    r->status.error =
-        Status(ErrorCode::kTruncate, "message of " + std::to_string(length) + " bytes from rank " +
-                                         std::to_string(source) + " (tag " + std::to_string(tag) +
-                                         ") does not fit a buffer of " + std::to_string(r->bytes) +
-                                         " bytes");
-  }
   return n;
+}
+
+void Engine::note_truncation(Request* r, int source, int tag, std::uint64_t length) {
+  r->status.error = Status(ErrorCode::kTruncate,
+                           "message of " + std::to_string(length) + " bytes from rank " +
+                               std::to_string(source) + " (tag " + std::to_string(tag) +
+                               ") does not fit a buffer of " + std::to_string(r->bytes) + " bytes");
 }
 
 void Engine::deliver_eager(Request* r, const Header& h, std::span<const std::uint8_t> payload) {
@@ -823,6 +823,10 @@ Status Engine::send_header(int world_peer, const Header& h) {
 
 void Engine::on_message(std::span<const std::uint8_t> header,
                         std::span<const std::uint8_t> payload) {
+  if (Header h; decode_compact_eager(header, payload.size(), limits_, &h)) {
+    on_envelope(h, payload, Arrival::kUntagged);
+    return;
+  }
   auto decoded = decode(header, payload, limits_);
   if (!decoded) {
     ++counters_.dropped_messages;
@@ -1019,16 +1023,14 @@ Status Engine::wait_all(std::span<Request* const> requests, std::span<MessageSta
       for (unsigned turn = 0; turn < kPollsPerLock; ++turn) {
         for (; next < requests.size(); ++next) {
           Request* r = requests[next];
-          MessageStatus scratch;  // (built only where the caller keeps no status)
-          MessageStatus* s = next < statuses.size() ? &statuses[next] : &scratch;
+          MessageStatus* s = next < statuses.size() ? &statuses[next] : nullptr;
           if (r == nullptr || (r->persistent && !r->active)) {
-            *s = empty_status();
-          } else if (r->complete) {
-            finish(r, s);
-          } else {
-            break;
+            if (s != nullptr) *s = empty_status();
+            continue;
           }
-          if (!s->error.is_ok() && first_error.is_ok()) first_error = s->error;
+          if (!r->complete) break;
+          if (!r->status.error.is_ok() && first_error.is_ok()) first_error = r->status.error;
+          finish(r, s);
         }
         if (next == requests.size()) return first_error;
         progress_locked();

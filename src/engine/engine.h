@@ -349,13 +349,17 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   }
   void post_nic_ops();
   void complete_null(Request* r);
+  // Completes `r` if nothing is outstanding. Inline: every message calls
+  // it; what only some completions need is complete_rest().
   void maybe_complete(Request* r);
+  void complete_rest(Request* r);
   void finish(Request* r, MessageStatus* status);
   void deliver(Request* r, PendingMessage& message, std::span<const std::uint8_t> eager_data);
   // An eager message matched on arrival, copied from the transport's buffer.
   void deliver_eager(Request* r, const Header& h, std::span<const std::uint8_t> payload);
   // Fills a matched receive's status (truncation included); the bytes to take.
   std::size_t take_envelope(Request* r, int source, int tag, std::uint64_t length);
+  void note_truncation(Request* r, int source, int tag, std::uint64_t length);
   void issue_rendezvous_read(Request* r);
   void send_control(int world_peer, MessageType type, std::uint64_t request_id,
                     std::uint8_t flags = 0);
@@ -506,5 +510,11 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   int application_pu_ = -1;  // where the application thread ran at start-up
   std::atomic<bool> stop_helper_thread_{false};
 };
+
+inline void Engine::maybe_complete(Request* r) {
+  if (r->complete || r->local_pending > 0 || r->awaiting_remote || r->cancel_pending) return;
+  r->complete = true;
+  if (r->registration || r->bsend_copy != nullptr || r->user_freed) complete_rest(r);
+}
 
 }  // namespace tagwire::engine

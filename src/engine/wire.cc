@@ -54,19 +54,7 @@ Result<Header> decode(std::span<const std::uint8_t> bytes, std::span<const std::
                       const DecodeLimits& limits) {
   Header h;
   if (bytes.size() == kCompactEagerBytes) {
-    // The compact form is the full one's first bytes (the static_assert above).
-    std::memcpy(static_cast<void*>(&h), bytes.data(), kCompactEagerBytes);
-    h.length = payload.size();
-    h.remote_address = 0;
-    // Nearly every message: a compact eager one without a slot. It passes
-    // when all of the checks below would; anything else takes the long way,
-    // which names what is wrong.
-    if (h.type == MessageType::kEager && h.version == kWireVersion &&
-        h.job_token == limits.job_token && (h.flags & ~kFlagSync) == 0 && h.slot == 0 &&
-        h.slot_expected == 0 && h.origin >= 0 && h.origin < limits.world_size && h.source >= 0 &&
-        h.tag >= 0 && payload.size() <= limits.max_eager) {
-      return h;
-    }
+    if (decode_compact_eager(bytes, payload.size(), limits, &h)) return h;
     if (h.type != MessageType::kEager) {
       return bad("a compact header of type " + std::to_string(static_cast<int>(h.type)) +
                  " (only eager messages are compact)");

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "common/status.h"
@@ -93,5 +94,23 @@ struct DecodeLimits {
 // Checks and decodes one message. An error means: drop it and count it.
 Result<Header> decode(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
                       const DecodeLimits& limits);
+
+// Nearly every message: a compact eager header without a slot. Fills `h`
+// and says yes when every check of decode() would pass; anything else
+// (false) goes through decode(), which names what is wrong. Inline and
+// without a Result: building and returning one was half of decode's
+// instructions per 8-byte message.
+inline bool decode_compact_eager(std::span<const std::uint8_t> bytes, std::size_t payload_bytes,
+                                 const DecodeLimits& limits, Header* h) {
+  if (bytes.size() != kCompactEagerBytes) return false;
+  // The compact form is the full one's first bytes (wire.cc's static_assert).
+  std::memcpy(static_cast<void*>(h), bytes.data(), kCompactEagerBytes);
+  h->length = payload_bytes;
+  h->remote_address = 0;
+  return h->type == MessageType::kEager && h->version == kWireVersion &&
+         h->job_token == limits.job_token && (h->flags & ~kFlagSync) == 0 && h->slot == 0 &&
+         h->slot_expected == 0 && h->origin >= 0 && h->origin < limits.world_size &&
+         h->source >= 0 && h->tag >= 0 && payload_bytes <= limits.max_eager;
+}
 
 }  // namespace tagwire::engine

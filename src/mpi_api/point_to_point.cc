@@ -233,6 +233,49 @@ MPI_Status* status_at(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
+// Numbers each list of requests handed to the engine at once, for
+// Request::listed_in.
+std::uint64_t next_list() {
+  static std::atomic<std::uint64_t> lists{0};
+  return lists.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// MPI_Waitall's common call, as a window test makes it: statuses ignored,
+// every handle valid and named once, nothing to unpack. No status is made
+// per request (building, converting and dropping 64 of them was a tenth
+// of the receiver's instructions per 8-byte message). False, having
+// changed nothing, when the list needs the general path.
+bool waitall_ignoring_statuses(int count, MPI_Request requests[], int* rc) {
+  constexpr int kMax = 64;
+  if (count < 0 || count > kMax || state().staged.load(std::memory_order_relaxed) != 0) {
+    return false;
+  }
+  engine::Request* resolved[kMax];
+  bool persistent[kMax];
+  const std::uint64_t list = next_list();
+  for (int i = 0; i < count; ++i) {
+    engine::Request* req = find_request(requests[i]);
+    if (req == nullptr && requests[i] != MPI_REQUEST_NULL) return false;  // reported there
+    if (req != nullptr) {
+      if (req->listed_in == list) return false;  // named twice
+      req->listed_in = list;
+      persistent[i] = req->persistent;
+    }
+    resolved[i] = req;
+  }
+  Status s = E().wait_all({resolved, static_cast<std::size_t>(count)}, {});
+  for (int i = 0; i < count; ++i) {
+    if (resolved[i] != nullptr && !persistent[i]) requests[i] = MPI_REQUEST_NULL;
+  }
+  // As the general path does when statuses are ignored.
+  *rc = s.is_ok() ? MPI_SUCCESS
+                  : (report(MPI_COMM_WORLD, "MPI_Waitall",
+                            {ErrorCode::kInvalidArgument,
+                             "one or more requests failed (see the statuses)"}),
+                     MPI_ERR_IN_STATUS);
+  return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -467,6 +510,9 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (int rc; statuses == MPI_STATUSES_IGNORE && waitall_ignoring_statuses(count, requests, &rc)) {
+    return rc;
+  }
   // A bad handle is an argument error, found before anything completes.
   // Each handle is looked up once, and the engine finishes the whole list
   // under one lock (a window of 64 eager sends is the common call: a
@@ -494,8 +540,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     entries = entries_on_heap.data();
     outcomes = statuses_on_heap.data();
   }
-  static std::atomic<std::uint64_t> lists{0};
-  const std::uint64_t list = lists.fetch_add(1, std::memory_order_relaxed) + 1;
+  const std::uint64_t list = next_list();
   for (int i = 0; i < count; ++i) {
     engine::Request* req = find_request(requests[i]);
     if (req == nullptr) {

@@ -11,6 +11,8 @@
 
 namespace tagwire::mpi {
 
+State g_state;
+
 namespace {
 
 // Sizes of the predefined datatypes, indexed by handle.
