@@ -123,6 +123,9 @@ bool RingConsumer::peek(RingRecord* record) {
 }
 
 void RingConsumer::release() {
+  for (std::size_t at = kCell; at < peeked_bytes_; at += kCell) {
+    word_at(data_, (head_ + at) & mask_).store(stamp_for(head_ + at), std::memory_order_relaxed);
+  }
   head_ += peeked_bytes_;
   peeked_bytes_ = 0;
   control_->consumed.store(head_, std::memory_order_release);

@@ -4,11 +4,12 @@
 // Why this shape (docs/shared-memory.md): an 8-byte message must cost the
 // receiver one cache line. A record starts on a 64-byte cell with one
 // 64-bit control word, then the header, then the payload, back to back:
-// with the 24-byte compact header an 8-byte message is 40 bytes, one cell.
+// with the 40-byte compact header an 8-byte message is 56 bytes, one cell.
 // The control word carries a stamp derived from the record's absolute
-// position, so the receiver knows a fresh record from last lap's bytes
-// without anyone clearing cells, and the sender publishes the whole record
-// with one release store of that word.
+// position, so the receiver knows a fresh record from last lap's control
+// words (and, since release() marks them, from last lap's payload), and
+// the sender publishes the whole record with one release store of that
+// word.
 //
 // Exactly one process pushes and one polls (single producer, single
 // consumer). The producer's position lives in the producer's memory; the
@@ -90,19 +91,24 @@ class RingProducer {
 class RingConsumer {
  public:
   RingConsumer() = default;
-  RingConsumer(const std::uint8_t* data, std::size_t bytes, RingControl* control)
+  // The consumer writes too: release() marks the cells a record spanned.
+  RingConsumer(std::uint8_t* data, std::size_t bytes, RingControl* control)
       : data_(data), mask_(bytes - 1), control_(control) {}
 
   // The next record if one has arrived, without taking it.
   bool peek(RingRecord* record);
   // Finishes with the record peek() returned: its bytes go back to the
-  // producer.
+  // producer. The cells after its first held payload, and next lap a
+  // record may start in any of them: the application's bytes could read
+  // as that record's control word before the producer writes it. Each
+  // such cell's first word gets this lap's stamp, which next lap never
+  // expects (a one-cell record costs nothing here).
   void release();
   // Whether a record (or padding) is waiting.
   bool pending() const;
 
  private:
-  const std::uint8_t* data_ = nullptr;
+  std::uint8_t* data_ = nullptr;
   std::size_t mask_ = 0;
   RingControl* control_ = nullptr;
   std::uint64_t head_ = 0;        // absolute position of the next record

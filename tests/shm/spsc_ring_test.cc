@@ -95,6 +95,46 @@ TEST(SpscRing, LastLapsBytesAreNotAFreshRecord) {
   EXPECT_FALSE(ring.consumer.peek(&r));
 }
 
+// A record that spans cells leaves payload bytes where next lap's records
+// start. Payload is the application's: here it holds, at every cell start,
+// exactly the word a fresh one-cell record would carry there next lap (an
+// index array could hold such numbers). The consumer must not take any of
+// them for a record before the producer has written it.
+TEST(SpscRing, LastLapsPayloadIsNotAFreshRecord) {
+  constexpr std::size_t kBytes = 4096;
+  Ring ring(kBytes);
+  const std::vector<std::uint8_t> header(8, 3);
+  // A record of the whole first half (8 control + 8 header + payload).
+  std::vector<std::uint8_t> payload(kBytes / 2 - 16);
+  for (std::size_t cell = 1; cell < kBytes / 2 / kCell; ++cell) {
+    // Next lap's absolute position of this cell, its stamp, a 1-byte
+    // header and an empty payload: a well-formed control word.
+    const std::uint64_t next_lap = kBytes + cell * kCell;
+    const std::uint64_t word = (std::uint64_t{8} << 32) | (next_lap / kCell + 1);
+    std::memcpy(payload.data() + cell * kCell - 16, &word, sizeof(word));
+  }
+  ASSERT_TRUE(ring.producer.push(header, payload));
+  RingRecord r;
+  ASSERT_TRUE(ring.consumer.peek(&r));
+  ASSERT_EQ(r.payload.size(), payload.size());
+  ring.consumer.release();
+  // The second half in one-cell records, so that next lap starts at 0.
+  for (std::size_t i = 0; i < kBytes / 2 / kCell; ++i) {
+    ASSERT_TRUE(ring.producer.push(header, {}));
+    ASSERT_TRUE(ring.consumer.peek(&r));
+    ring.consumer.release();
+  }
+  // Next lap: one-cell records, each checked before it is written.
+  for (std::size_t cell = 0; cell < kBytes / 2 / kCell; ++cell) {
+    ASSERT_FALSE(ring.consumer.pending()) << "cell " << cell << ": last lap's payload seen as new";
+    ASSERT_FALSE(ring.consumer.peek(&r)) << "cell " << cell << ": last lap's payload taken";
+    ASSERT_TRUE(ring.producer.push(header, {}));
+    ASSERT_TRUE(ring.consumer.peek(&r));
+    ASSERT_EQ(r.header.size(), header.size());
+    ring.consumer.release();
+  }
+}
+
 TEST(SpscRing, SizedForTwoOfTheLargestRecords) {
   EXPECT_GE(ring_bytes_for(128, 32768), 2 * record_bytes(128, 32768));
   const std::size_t b = ring_bytes_for(128, 8192);
