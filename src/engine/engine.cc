@@ -406,11 +406,6 @@ void Engine::finish(Request* r, MessageStatus* status) {
 
 // ------------------------------------------------------------------ sends
 
-Result<Request*> Engine::isend(const void* buffer, std::size_t bytes, int dest, int tag,
-                               Communicator* comm, SendMode mode) {
-  return start_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
-}
-
 Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int dest, int tag,
                                    Communicator* comm, SendMode mode) {
   return make_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
@@ -576,7 +571,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
     h.slot_expected = static_cast<std::uint32_t>(r->slot->expected);
   }
   if (slot_out != nullptr) *slot_out = r->slot;
-  r->header = encode(h);
+  encode_into(h, &r->header);
   // With the NIC's tag matching, an envelope that fits the NIC's tag goes
   // tagged, so that the receiver's NIC can match it (and counts it if not).
   const std::optional<std::uint64_t> nic_tag =
@@ -617,12 +612,6 @@ Status Engine::send(const void* buffer, std::size_t bytes, int dest, int tag, Co
 }
 
 // --------------------------------------------------------------- receives
-
-Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int source, int tag,
-                               Communicator* comm) {
-  return start_request(RequestKind::kReceive, buffer, bytes, source, tag, comm,
-                       SendMode::kStandard);
-}
 
 Result<Request*> Engine::recv_init(void* buffer, std::size_t bytes, int source, int tag,
                                    Communicator* comm) {
@@ -1010,6 +999,16 @@ Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* 
 }
 
 Status Engine::wait_all(std::span<Request* const> requests, std::span<MessageStatus> statuses) {
+  return wait_all(
+      requests,
+      [](void* context, std::size_t index, const MessageStatus& status) {
+        auto* into = static_cast<std::span<MessageStatus>*>(context);
+        if (index < into->size()) (*into)[index] = status;
+      },
+      &statuses);
+}
+
+Status Engine::wait_all(std::span<Request* const> requests, Finished finished, void* context) {
   // One lock for a run of requests, not one each: a window of eager sends
   // is complete before its wait, and a lock and a call per request were a
   // fifth of the sender's instructions per 8-byte message. Requests finish
@@ -1023,14 +1022,14 @@ Status Engine::wait_all(std::span<Request* const> requests, std::span<MessageSta
       for (unsigned turn = 0; turn < kPollsPerLock; ++turn) {
         for (; next < requests.size(); ++next) {
           Request* r = requests[next];
-          MessageStatus* s = next < statuses.size() ? &statuses[next] : nullptr;
           if (r == nullptr || (r->persistent && !r->active)) {
-            if (s != nullptr) *s = empty_status();
+            finished(context, next, empty_status());
             continue;
           }
           if (!r->complete) break;
           if (!r->status.error.is_ok() && first_error.is_ok()) first_error = r->status.error;
-          finish(r, s);
+          finished(context, next, r->status);
+          finish(r, nullptr);
         }
         if (next == requests.size()) return first_error;
         progress_locked();

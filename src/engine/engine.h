@@ -189,6 +189,12 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // in `statuses`; returns the first request's error, or ok. A request
   // must not be listed twice (its first finish releases it).
   Status wait_all(std::span<Request* const> requests, std::span<MessageStatus> statuses);
+  // The same, handing each request's status to `finished` (under the
+  // engine's lock, before the request is released) instead of copying it
+  // into an array the caller must build: MPI_Waitall converts it to an
+  // MPI_Status in place.
+  using Finished = void (*)(void* context, std::size_t index, const MessageStatus& status);
+  Status wait_all(std::span<Request* const> requests, Finished finished, void* context);
   // Indices of the requests that completed (empty if none yet).
   Result<std::vector<int>> test_some(std::span<Request* const> requests,
                                      std::span<MessageStatus> statuses);
@@ -510,6 +516,18 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   int application_pu_ = -1;  // where the application thread ran at start-up
   std::atomic<bool> stop_helper_thread_{false};
 };
+
+// Inline: each was one more call (and Result) on every message's path.
+inline Result<Request*> Engine::isend(const void* buffer, std::size_t bytes, int dest, int tag,
+                                      Communicator* comm, SendMode mode) {
+  return start_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
+}
+
+inline Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int source, int tag,
+                                      Communicator* comm) {
+  return start_request(RequestKind::kReceive, buffer, bytes, source, tag, comm,
+                       SendMode::kStandard);
+}
 
 inline void Engine::maybe_complete(Request* r) {
   if (r->complete || r->local_pending > 0 || r->awaiting_remote || r->cancel_pending) return;

@@ -120,6 +120,8 @@ struct Request {
   // number of the list that last named this request, so that a request
   // named twice in one list is found without comparing every pair.
   std::uint64_t listed_in = 0;
+  // RequestPool's list of spare requests.
+  Request* next_spare = nullptr;
 };
 
 // Names requests on the wire with ids that a stale or forged id cannot
@@ -217,15 +219,25 @@ class RequestPool {
   RequestPool() = default;
   RequestPool(const RequestPool&) = delete;
   RequestPool& operator=(const RequestPool&) = delete;
+  ~RequestPool() {
+    while (Request* r = spare_) {
+      spare_ = r->next_spare;
+      delete r;
+    }
+  }
 
+  // The spares are a list through the requests themselves: a vector of
+  // owners cost a bounds check and a pointer move at each end.
   Request* take() {
-    if (spare_.empty()) return new Request;
-    Request* r = spare_.back().release();
-    spare_.pop_back();
+    Request* r = spare_;
+    if (r == nullptr) return new Request;
+    spare_ = r->next_spare;
+    r->next_spare = nullptr;
+    --kept_;
     return r;
   }
   void give(Request* r) {
-    if (!kReuse || spare_.size() >= kKeep) {
+    if (!kReuse || kept_ >= kKeep) {
       delete r;
       return;
     }
@@ -233,7 +245,9 @@ class RequestPool {
     // member by member.
     r->~Request();
     new (r) Request;
-    spare_.emplace_back(r);
+    r->next_spare = spare_;
+    spare_ = r;
+    ++kept_;
   }
 
  private:
@@ -249,7 +263,8 @@ class RequestPool {
   static constexpr bool kReuse = true;
 #endif
   static constexpr std::size_t kKeep = 1024;  // a window of 64 needs 64
-  std::vector<std::unique_ptr<Request>> spare_;
+  Request* spare_ = nullptr;
+  std::size_t kept_ = 0;
 };
 
 }  // namespace tagwire::engine

@@ -41,12 +41,7 @@ static_assert(offsetof(Header, length) == kCompactEagerBytes,
 
 EncodedHeader encode(const Header& header) {
   EncodedHeader out;
-  if (header.type == MessageType::kEager) {
-    std::memcpy(out.data(), &header, kCompactEagerBytes);
-    out.size_ = kCompactEagerBytes;
-  } else {
-    std::memcpy(out.data(), &header, sizeof(Header));
-  }
+  encode_into(header, &out);
   return out;
 }
 

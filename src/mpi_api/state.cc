@@ -237,13 +237,4 @@ Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype) {
   return bytes;
 }
 
-void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out) {
-  if (out == MPI_STATUS_IGNORE) return;
-  out->MPI_SOURCE = in.source;
-  out->MPI_TAG = in.tag;
-  out->MPI_ERROR = error_class(in.error);
-  out->tagwire_cancelled = in.cancelled ? 1 : 0;
-  out->tagwire_count = in.count;
-}
-
 }  // namespace tagwire::mpi

@@ -169,7 +169,15 @@ Result<std::size_t> bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> type_size(MPI_Datatype datatype);
 
-void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out);
+// Inline: every completed request with a status passes here.
+inline void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out) {
+  if (out == MPI_STATUS_IGNORE) return;
+  out->MPI_SOURCE = in.source;
+  out->MPI_TAG = in.tag;
+  out->MPI_ERROR = in.error.is_ok() ? MPI_SUCCESS : error_class(in.error);
+  out->tagwire_cancelled = in.cancelled ? 1 : 0;
+  out->tagwire_count = in.count;
+}
 
 // Copies `text` into a C string of `capacity` bytes (cut to fit, always
 // terminated) and sets *length; returns MPI_SUCCESS.
