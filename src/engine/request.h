@@ -95,8 +95,10 @@ struct Request {
   // cancel cannot succeed and is not even asked.
   bool remote_matched = false;
   MessageStatus status;
-  std::uint64_t id = 0;                                   // name on the wire (RequestTable)
-  EncodedHeader header{};                                 // send: the header in flight
+  std::uint64_t id = 0;  // name on the wire (RequestTable)
+  // Send: the header in flight. Left unset by the constructor (58 bytes a
+  // recycled request would zero for nothing): encode_into fills it.
+  EncodedHeader header;
   std::unique_ptr<transport::Registration> registration;  // rendezvous source
   matching::ReceiveHandle receive_handle;                 // posted receive
   // A receive withdrawn from matching (cancel, a dead sender) whose copy

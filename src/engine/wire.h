@@ -91,8 +91,9 @@ class EncodedHeader {
     }
   }
   friend void encode_into(const Header& header, EncodedHeader* out);
-  std::array<std::uint8_t, sizeof(Header)> bytes_{};
-  std::uint8_t size_ = sizeof(Header);
+  // Only the first size_ bytes are ever read; encode_into writes them.
+  std::array<std::uint8_t, sizeof(Header)> bytes_;
+  std::uint8_t size_ = 0;
 };
 
 // Eager messages take the compact form, everything else the full one.

@@ -154,6 +154,10 @@ class KeptBins {
       if (last_bin_->empty()) --empty_;  // an empty bin in use again
       return *last_bin_;
     }
+    return for_insert_elsewhere(key);
+  }
+  // Kept out of line so that the common case above inlines small.
+  [[gnu::noinline]] List& for_insert_elsewhere(const Key& key) {
     const std::size_t before = table_.size();
     List& bin = table_[key];
     if (table_.size() == before && bin.empty()) --empty_;  // an empty bin in use again

@@ -40,7 +40,7 @@ class NodePool {
   std::size_t live() const { return live_; }
 
  private:
-  void grow() {
+  [[gnu::noinline]] void grow() {
     auto base = static_cast<std::uint32_t>(chunks_.size() * kChunkSize);
     chunks_.push_back(std::make_unique<Node[]>(kChunkSize));
     free_.reserve(free_.size() + kChunkSize);

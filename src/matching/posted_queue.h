@@ -69,8 +69,9 @@ class PostedQueue {
 // Inline: one call of each per message, and as calls they were a fifth
 // of the receiver's matching instructions.
 
-inline ReceiveHandle PostedQueue::push(const ReceivePattern& pattern, std::uint64_t cookie,
-                                       std::uint64_t sequence) {
+[[gnu::always_inline]] inline ReceiveHandle PostedQueue::push(const ReceivePattern& pattern,
+                                                              std::uint64_t cookie,
+                                                              std::uint64_t sequence) {
   std::uint32_t slot = pool_.allocate();
   Node& node = pool_.at(slot);
   node.pattern = pattern;

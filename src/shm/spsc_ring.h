@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 namespace tagwire::shm {
@@ -60,6 +61,48 @@ inline constexpr std::size_t kMinRingBytes = 32768;
 // consumer catches up), at least kMinRingBytes.
 std::size_t ring_bytes_for(std::size_t header, std::size_t max_payload);
 
+namespace detail {
+
+// The control word: [payload length: 24][header length: 8][stamp: 32].
+// The stamp is the record's cell number plus one (mod 2^32): last lap's
+// word in the same cell differs from it by the ring's cell count, never 0
+// mod 2^32, so a stale word is never taken for a fresh one.
+inline constexpr std::uint32_t kPaddingHeader = 0xFF;
+
+inline std::uint32_t stamp_for(std::uint64_t position) {
+  return static_cast<std::uint32_t>(position / kCell + 1);
+}
+
+inline std::uint64_t control_word(std::uint64_t position, std::uint32_t header,
+                                  std::uint64_t payload) {
+  return (payload << 40) | (std::uint64_t{header} << 32) | stamp_for(position);
+}
+
+inline std::atomic_ref<std::uint64_t> word_at(std::uint8_t* data, std::uint64_t offset) {
+  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(data + offset));
+}
+
+// memcpy for the few bytes of a small record without a call into libc:
+// two overlapping fixed-size copies cover any length from 8 to 64 (an
+// 8-byte message is a 40-byte header and 8 bytes of payload).
+[[gnu::always_inline]] inline void copy_bytes(std::uint8_t* to, const std::uint8_t* from,
+                                              std::size_t n) {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n > 16 && n <= 32) {
+    std::memcpy(to, from, 16);
+    std::memcpy(to + n - 16, from + n - 16, 16);
+  } else if (n > 32 && n <= 64) {
+    std::memcpy(to, from, 32);
+    std::memcpy(to + n - 32, from + n - 32, 32);
+  } else if (n != 0) {
+    std::memcpy(to, from, n);
+  }
+}
+
+}  // namespace detail
+
 class RingProducer {
  public:
   RingProducer() = default;
@@ -72,14 +115,42 @@ class RingProducer {
 
   // Appends one record; false when the ring has no room for it now (the
   // consumer has not caught up). Nothing is written then.
-  bool push(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload);
+  // Inline: one per message; what is rare (a reload of the consumer's
+  // progress, padding at the ring's end, a full ring) is push_slow's.
+  bool push(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload) {
+    const std::size_t need = record_bytes(header.size(), payload.size());
+    const std::size_t offset = tail_ & mask_;
+    if (offset + need > mask_ + 1 || tail_ + need - cached_consumed_ > mask_ + 1) {
+      return push_slow(header, payload);
+    }
+    write_record(offset, header, payload);
+    tail_ += need;
+    return true;
+  }
 
   // Whether a record of this size would fit now (reads the consumer's
   // progress when the cached copy says no).
   bool has_room(std::size_t header, std::size_t payload);
 
  private:
-  bool room_for(std::size_t bytes);
+  bool room_for(std::size_t bytes) {
+    return tail_ + bytes - cached_consumed_ <= mask_ + 1 || room_after_reload(bytes);
+  }
+  bool room_after_reload(std::size_t bytes);
+  bool push_slow(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload);
+  // Copies the record to `offset` (room known) and publishes it with one
+  // release store of its control word.
+  void write_record(std::size_t offset, std::span<const std::uint8_t> header,
+                    std::span<const std::uint8_t> payload) {
+    std::uint8_t* record = data_ + offset;
+    // (A transport record has no header: its span's data may be null.)
+    detail::copy_bytes(record + 8, header.data(), header.size());
+    detail::copy_bytes(record + 8 + header.size(), payload.data(), payload.size());
+    detail::word_at(data_, offset)
+        .store(
+            detail::control_word(tail_, static_cast<std::uint32_t>(header.size()), payload.size()),
+            std::memory_order_release);
+  }
 
   std::uint8_t* data_ = nullptr;
   std::size_t mask_ = 0;
@@ -95,19 +166,40 @@ class RingConsumer {
   RingConsumer(std::uint8_t* data, std::size_t bytes, RingControl* control)
       : data_(data), mask_(bytes - 1), control_(control) {}
 
-  // The next record if one has arrived, without taking it.
-  bool peek(RingRecord* record);
+  // The next record if one has arrived, without taking it. Inline: the
+  // receiver's poll; padding is peek_slow's.
+  bool peek(RingRecord* record) {
+    const std::size_t offset = head_ & mask_;
+    const std::uint64_t word = detail::word_at(data_, offset).load(std::memory_order_acquire);
+    if (static_cast<std::uint32_t>(word) != detail::stamp_for(head_)) return false;
+    const auto header = static_cast<std::uint32_t>((word >> 32) & 0xFF);
+    if (header == detail::kPaddingHeader) return peek_slow(record);
+    const std::uint64_t payload = word >> 40;
+    const std::uint8_t* bytes = data_ + offset + 8;
+    record->header = {bytes, header};
+    record->payload = {bytes + header, static_cast<std::size_t>(payload)};
+    peeked_bytes_ = record_bytes(header, payload);
+    return true;
+  }
   // Finishes with the record peek() returned: its bytes go back to the
   // producer. The cells after its first held payload, and next lap a
   // record may start in any of them: the application's bytes could read
   // as that record's control word before the producer writes it. Each
   // such cell's first word gets this lap's stamp, which next lap never
   // expects (a one-cell record costs nothing here).
-  void release();
+  void release() {
+    if (peeked_bytes_ > kCell) mark_later_cells();
+    head_ += peeked_bytes_;
+    peeked_bytes_ = 0;
+    control_->consumed.store(head_, std::memory_order_release);
+  }
   // Whether a record (or padding) is waiting.
   bool pending() const;
 
  private:
+  bool peek_slow(RingRecord* record);
+  void mark_later_cells();
+
   std::uint8_t* data_ = nullptr;
   std::size_t mask_ = 0;
   RingControl* control_ = nullptr;
