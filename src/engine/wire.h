@@ -77,19 +77,6 @@ class EncodedHeader {
 
  private:
   friend EncodedHeader encode(const Header& header);
-
-  // The same, written in place (a send's header in its request): inline,
-  // with no array zeroed and then copied.
-  inline void encode_into(const Header& header, EncodedHeader* out) {
-    // Two fixed-size copies, each a few moves (one of variable size is a call).
-    if (header.type == MessageType::kEager) {
-      std::memcpy(out->bytes_.data(), &header, kCompactEagerBytes);
-      out->size_ = kCompactEagerBytes;
-    } else {
-      std::memcpy(out->bytes_.data(), &header, sizeof(Header));
-      out->size_ = sizeof(Header);
-    }
-  }
   friend void encode_into(const Header& header, EncodedHeader* out);
   // Only the first size_ bytes are ever read; encode_into writes them.
   std::array<std::uint8_t, sizeof(Header)> bytes_;

@@ -12,7 +12,7 @@ std::size_t ring_bytes_for(std::size_t header, std::size_t max_payload) {
 
 bool RingProducer::room_after_reload(std::size_t bytes) {
   cached_consumed_ = control_->consumed.load(std::memory_order_acquire);
-  return tail_ + bytes - cached_consumed_ <= mask_ + 1;
+  return fits_cached(bytes);
 }
 
 // What a record at the tail costs: its cells, plus the padding that skips
@@ -48,24 +48,11 @@ bool RingConsumer::pending() const {
   return static_cast<std::uint32_t>(word) == detail::stamp_for(head_);
 }
 
-bool RingConsumer::peek_slow(RingRecord* record) {
-  for (;;) {
-    const std::size_t offset = head_ & mask_;
-    const std::uint64_t word = detail::word_at(data_, offset).load(std::memory_order_acquire);
-    if (static_cast<std::uint32_t>(word) != detail::stamp_for(head_)) return false;
-    const auto header = static_cast<std::uint32_t>((word >> 32) & 0xFF);
-    if (header == detail::kPaddingHeader) {
-      head_ += mask_ + 1 - offset;
-      control_->consumed.store(head_, std::memory_order_release);
-      continue;
-    }
-    const std::uint64_t payload = word >> 40;
-    const std::uint8_t* bytes = data_ + offset + 8;
-    record->header = {bytes, header};
-    record->payload = {bytes + header, static_cast<std::size_t>(payload)};
-    peeked_bytes_ = record_bytes(header, payload);
-    return true;
-  }
+bool RingConsumer::skip_padding(RingRecord* record) {
+  // The producer wrote the record that follows at the ring's start.
+  head_ += mask_ + 1 - (head_ & mask_);
+  control_->consumed.store(head_, std::memory_order_release);
+  return peek(record);
 }
 
 void RingConsumer::mark_later_cells() {

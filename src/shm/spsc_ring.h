@@ -120,7 +120,7 @@ class RingProducer {
   bool push(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload) {
     const std::size_t need = record_bytes(header.size(), payload.size());
     const std::size_t offset = tail_ & mask_;
-    if (offset + need > mask_ + 1 || tail_ + need - cached_consumed_ > mask_ + 1) {
+    if (offset + need > mask_ + 1 || !fits_cached(need)) {
       return push_slow(header, payload);
     }
     write_record(offset, header, payload);
@@ -133,9 +133,11 @@ class RingProducer {
   bool has_room(std::size_t header, std::size_t payload);
 
  private:
-  bool room_for(std::size_t bytes) {
-    return tail_ + bytes - cached_consumed_ <= mask_ + 1 || room_after_reload(bytes);
+  // Room by the consumer's progress as last read.
+  bool fits_cached(std::size_t bytes) const {
+    return tail_ + bytes - cached_consumed_ <= mask_ + 1;
   }
+  bool room_for(std::size_t bytes) { return fits_cached(bytes) || room_after_reload(bytes); }
   bool room_after_reload(std::size_t bytes);
   bool push_slow(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload);
   // Copies the record to `offset` (room known) and publishes it with one
@@ -167,13 +169,13 @@ class RingConsumer {
       : data_(data), mask_(bytes - 1), control_(control) {}
 
   // The next record if one has arrived, without taking it. Inline: the
-  // receiver's poll; padding is peek_slow's.
+  // receiver's poll; padding is skip_padding's.
   bool peek(RingRecord* record) {
     const std::size_t offset = head_ & mask_;
     const std::uint64_t word = detail::word_at(data_, offset).load(std::memory_order_acquire);
     if (static_cast<std::uint32_t>(word) != detail::stamp_for(head_)) return false;
     const auto header = static_cast<std::uint32_t>((word >> 32) & 0xFF);
-    if (header == detail::kPaddingHeader) return peek_slow(record);
+    if (header == detail::kPaddingHeader) return skip_padding(record);
     const std::uint64_t payload = word >> 40;
     const std::uint8_t* bytes = data_ + offset + 8;
     record->header = {bytes, header};
@@ -197,7 +199,8 @@ class RingConsumer {
   bool pending() const;
 
  private:
-  bool peek_slow(RingRecord* record);
+  // Steps over padding to the ring's start and peeks there.
+  bool skip_padding(RingRecord* record);
   void mark_later_cells();
 
   std::uint8_t* data_ = nullptr;
