@@ -531,14 +531,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   Communicator* comm = r->comm;
   const int world_dest = comm->peer_world_rank(r->peer, r->collective);
   if (is_dead(world_dest)) return peer_failed_status(world_dest);
-  Header h;
-  h.job_token = limits_.job_token;
-  h.origin = world_->rank();
-  h.context = r->collective ? comm->collective_context() : comm->p2p_context();
-  h.source = comm->rank();
-  h.tag = r->tag;
-  h.request_id = r->id;
-  h.length = r->bytes;
+  Header h = message_header(comm, r->collective, r->tag, r->id, r->bytes);
   std::span<const std::uint8_t> payload;
   if (r->bytes <= config_.eager_threshold) {
     h.type = MessageType::kEager;
@@ -602,8 +595,54 @@ void Engine::on_send_done(void* ctx, const Status& s) {
   r->engine->maybe_complete(r);
 }
 
+[[gnu::always_inline]] inline Header Engine::message_header(Communicator* comm, bool collective,
+                                                            int tag, std::uint64_t id,
+                                                            std::size_t bytes) const {
+  Header h;
+  h.job_token = limits_.job_token;
+  h.origin = world_->rank();
+  h.context = collective ? comm->collective_context() : comm->p2p_context();
+  h.source = comm->rank();
+  h.tag = tag;
+  h.request_id = id;
+  h.length = bytes;
+  return h;
+}
+
+// A blocking standard or ready send that goes eager, as a message with no
+// request: nobody can cancel it or wait for an answer, so its wire id is 0
+// (never a live request's: every id's generation is at least 1), and the
+// transport must take it whole at once (try_send). True when sent; false,
+// having sent nothing, for every other case.
+bool Engine::send_unnamed(const void* buffer, std::size_t bytes, int dest, int tag,
+                          Communicator* comm, SendMode mode, Status* failed) {
+  if (bytes > config_.eager_threshold || one_sided_ || offload_ != nullptr ||
+      (mode != SendMode::kStandard && mode != SendMode::kReady)) {
+    return false;
+  }
+  if (Status s = check_request(RequestKind::kSend, buffer, bytes, dest, tag, comm, false);
+      !s.is_ok()) {
+    *failed = std::move(s);
+    return true;
+  }
+  if (dest == kProcNull) return false;
+  std::lock_guard lock(mutex_);
+  const int world_dest = comm->peer_world_rank(dest, false);
+  if (is_dead(world_dest)) return false;  // the request path reports it
+  Header h = message_header(comm, false, tag, 0, bytes);
+  EncodedHeader encoded;
+  encode_into(h, &encoded);
+  auto sent =
+      transport_->try_send(world_dest, encoded, {static_cast<const std::uint8_t*>(buffer), bytes});
+  if (!sent || !*sent) return false;  // an error: the request path meets and reports it
+  ++counters_.eager_sent;
+  return true;
+}
+
 Status Engine::send(const void* buffer, std::size_t bytes, int dest, int tag, Communicator* comm,
                     SendMode mode) {
+  Status failed;
+  if (send_unnamed(buffer, bytes, dest, tag, comm, mode, &failed)) return failed;
   auto r = isend(buffer, bytes, dest, tag, comm, mode);
   if (!r) return r.status();
   MessageStatus status;
@@ -908,14 +947,6 @@ void Engine::on_remote_answer(const Header& h) {
 
 // --------------------------------------------------------------- progress
 
-unsigned Engine::progress_locked() {
-  watch_failures();
-  unsigned n = transport_->progress();
-  flush_nic_ops();  // DELs for receives software matched to untagged messages
-  run_deferred();
-  return n;
-}
-
 unsigned Engine::progress() {
   std::lock_guard lock(mutex_);
   return progress_locked();
@@ -947,16 +978,20 @@ Status Engine::wait(Request* r, MessageStatus* status) {
   for (;;) {
     {
       std::lock_guard lock(mutex_);
-      for (unsigned turn = 0; turn < kPollsPerLock; ++turn) {
-        // Done already (a window's eager sends, a receive a poll matched):
-        // finish without a poll or a Result.
-        if (r != nullptr && r->complete) {
+      if (r == nullptr || (r->persistent && !r->active)) {
+        if (status != nullptr) *status = empty_status();
+        return Status::ok();
+      }
+      // Done already (a window's eager sends, a receive a poll matched)
+      // finishes without a poll; else a run of polls, each followed by a
+      // look.
+      for (unsigned turn = 0;; ++turn) {
+        if (r->complete) {
           finish(r, status);
           return Status::ok();
         }
-        auto done = test_locked(r, status);
-        if (!done) return done.status();
-        if (*done) return Status::ok();
+        if (turn == kPollsPerLock) break;
+        progress_locked();
       }
     }
     idle.pause();

@@ -293,8 +293,20 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   transport::TagOffload* usable_tag_offload() const;
 
   // All below: the caller holds mutex_.
-  unsigned progress_locked();
-  // Dead peers (peer_failure.cc).
+  // One poll: inline, so that a wait's loop spends a few compares and the
+  // transport's poll per turn, not four calls (they were half of each
+  // turn's instructions in an 8-byte ping-pong).
+  unsigned progress_locked() {
+    if (++failure_poll_ticks_ >= kFailurePollTicks) watch_failures();
+    unsigned n = transport_->progress();
+    flush_nic_ops();  // DELs for receives software matched to untagged messages
+    if (!deferred_.empty()) run_deferred();
+    return n;
+  }
+  // Dead peers (peer_failure.cc): the launcher's reports, looked at every
+  // kFailurePollTicks polls and at most every 10 ms, so that an 8-byte
+  // ping-pong is not slowed by a system call.
+  static constexpr unsigned kFailurePollTicks = 256;
   void watch_failures();
   void on_peer_failed(int world_rank);
   // Inline, and an empty set first: every send and control message asks.
@@ -317,6 +329,12 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   Status check_tag(int tag, bool allow_any) const;
   Status check_buffer(const void* buffer, std::size_t bytes) const;
   Request* new_request(RequestKind kind);
+  // A message's header as start_send and send_unnamed fill it.
+  Header message_header(Communicator* comm, bool collective, int tag, std::uint64_t id,
+                        std::size_t bytes) const;
+  // send()'s path without a request; false when the message needs one.
+  bool send_unnamed(const void* buffer, std::size_t bytes, int dest, int tag, Communicator* comm,
+                    SendMode mode, Status* failed);
   // A send's or receive's arguments, checked (an error names what is wrong).
   Status check_request(RequestKind kind, const void* buffer, std::size_t bytes, int peer, int tag,
                        Communicator* comm, bool collective) const;

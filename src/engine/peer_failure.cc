@@ -16,7 +16,6 @@
 namespace tagwire::engine {
 
 namespace {
-constexpr unsigned kFailurePollTicks = 256;
 constexpr auto kFailurePollInterval = std::chrono::milliseconds(10);
 }  // namespace
 
@@ -35,7 +34,6 @@ void Engine::on_peer_unreachable(int peer, const Status& why) {
 }
 
 void Engine::watch_failures() {
-  if (++failure_poll_ticks_ < kFailurePollTicks) return;
   failure_poll_ticks_ = 0;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_failure_poll_ < kFailurePollInterval) return;

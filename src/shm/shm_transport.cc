@@ -301,6 +301,27 @@ class ShmTransportImpl final : public transport::Transport {
     return Issued::kPending;
   }
 
+  // A record that fits the ring now, behind no backlog, to a peer
+  // attached and alive: pushed (its bytes are in the ring, nothing kept).
+  // Anything else, including a first send that would attach, goes through
+  // send(), which says why.
+  Result<bool> try_send(PeerId peer, std::span<const std::uint8_t> header,
+                        std::span<const std::uint8_t> payload) override {
+    if (static_cast<std::size_t>(peer) >= peers_.size() || header.empty() ||
+        header.size() > kMaxRecordHeader || payload.size() > kMaxRecordPayload ||
+        options_.wake_on_every_message) {
+      return false;
+    }
+    Peer& to = peers_[static_cast<std::size_t>(peer)];
+    if (to.dead || !to.producer.attached() || !to.backlog.empty() ||
+        record_bytes(header.size(), payload.size()) > layout_.ring_bytes / 2 ||
+        !to.producer.push(header, payload)) {
+      return false;
+    }
+    ++counters_.messages_sent;
+    return true;
+  }
+
   Result<std::unique_ptr<transport::Registration>> register_memory(
       void* address, std::size_t length, transport::RemoteAccess) override {
     PackedKey key;

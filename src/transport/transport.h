@@ -129,6 +129,17 @@ class Transport {
                               std::span<const std::uint8_t> payload, Completion done,
                               Delivery delivery) = 0;
 
+  // The same send, made only if it completes at once: true when the
+  // message is on its way and nothing of the caller's is kept (no
+  // completion will come), false when nothing was sent (the caller then
+  // sends it with send()). For a caller that keeps no request for the
+  // message (a blocking eager send); a transport that cannot tell says
+  // false.
+  virtual Result<bool> try_send(PeerId /*peer*/, std::span<const std::uint8_t> /*header*/,
+                                std::span<const std::uint8_t> /*payload*/) {
+    return false;
+  }
+
   virtual Result<std::unique_ptr<Registration>> register_memory(void* address, std::size_t length,
                                                                 RemoteAccess access) = 0;
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -233,6 +234,49 @@ static void test_cancel_and_proc_null(void) {
   CHECK(st.MPI_SOURCE == MPI_PROC_NULL && count == 0);
 }
 
+/* Non-overtaking between MPI_Send and MPI_Isend to one peer that is not
+ * receiving yet: enough messages to fill any eager ring, so that some wait
+ * in the sender's backlog while later blocking sends could take a fresh
+ * free cell (a blocking eager send carries no request and goes straight
+ * into the ring only when nothing waits before it). The receiver then
+ * takes them with one tag and checks the sequence. */
+static void test_blocking_and_nonblocking_keep_order(void) {
+  enum { kMessages = 6000, kBytes = 64 };
+  static char out[kMessages][kBytes];
+  static MPI_Request requests[kMessages];
+  int nrequests = 0;
+  if (rank == 0) {
+    for (int i = 0; i < kMessages; ++i) {
+      memset(out[i], 0, kBytes);
+      memcpy(out[i], &i, sizeof i);
+      if (i % 3 == 2) {
+        CHECK(MPI_Send(out[i], kBytes, MPI_CHAR, 1, 41, MPI_COMM_WORLD) == MPI_SUCCESS);
+      } else {
+        CHECK(MPI_Isend(out[i], kBytes, MPI_CHAR, 1, 41, MPI_COMM_WORLD, &requests[nrequests++]) ==
+              MPI_SUCCESS);
+      }
+    }
+    CHECK(MPI_Waitall(nrequests, requests, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    if (rank == 1) {
+      usleep(200000); /* not polling: the sender's ring fills */
+      MPI_Barrier(MPI_COMM_WORLD);
+      int in_order = 1;
+      char in[kBytes];
+      for (int i = 0; i < kMessages; ++i) {
+        int seq = -1;
+        MPI_Recv(in, kBytes, MPI_CHAR, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        memcpy(&seq, in, sizeof seq);
+        if (seq != i) in_order = 0;
+      }
+      CHECK(in_order);
+    } else {
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+}
+
 static void test_communicators(void) {
   MPI_Comm dup, half;
   int result = -1, r = -1, n = -1;
@@ -271,6 +315,7 @@ int main(int argc, char** argv) {
   test_completion_family();
   test_errors_return();
   test_cancel_and_proc_null();
+  test_blocking_and_nonblocking_keep_order();
   test_communicators();
   int totals[2] = {passed, failed}, sums[2] = {0, 0};
   /* No reductions yet: gather the counts to rank 0 by hand. */

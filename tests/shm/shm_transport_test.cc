@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -74,6 +75,79 @@ TEST_F(ShmPair, MessagesKeepTheirOrderAcrossAFullRing) {
   EXPECT_EQ(completed, pending);
   for (std::uint32_t i = 0; i < 2000; ++i) ASSERT_EQ(inbox_.seen[i], i);
   EXPECT_EQ(inbox_.bytes, 2000u * 1000u);
+}
+
+// try_send (a blocking eager send without a request) sends whole at once
+// or not at all: never before the first send() attached the peer, never
+// past a message still waiting in the backlog, and what it sent keeps its
+// place among send()'s messages.
+TEST_F(ShmPair, TrySendSendsAtOnceOrNothingAndKeepsOrder) {
+  const std::vector<std::uint8_t> payload(1000, 7);
+  const transport::Completion none{};
+  std::uint32_t next = 0;
+  auto header_of = [](std::uint32_t i) {
+    std::array<std::uint8_t, 16> h{};
+    std::memcpy(h.data(), &i, sizeof(i));
+    return h;
+  };
+  {
+    auto h = header_of(next);
+    auto tried = t_[0]->try_send(1, h, payload);
+    ASSERT_TRUE(tried.is_ok());
+    EXPECT_FALSE(*tried) << "a peer not yet attached goes through send()";
+    auto sent = t_[0]->send(1, h, payload, none, Delivery::kPolled);
+    ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
+    ++next;
+  }
+  // Fill the ring with try_send alone; then it refuses, having sent nothing.
+  int refused_at = -1;
+  for (int k = 0; k < 100000 && refused_at < 0; ++k) {
+    auto h = header_of(next);
+    auto tried = t_[0]->try_send(1, h, payload);
+    ASSERT_TRUE(tried.is_ok());
+    if (*tried) {
+      ++next;
+    } else {
+      refused_at = k;
+    }
+  }
+  ASSERT_GT(refused_at, 0) << "the ring should take some and then be full";
+  // A send() now waits in the backlog; try_send must not overtake it even
+  // once the ring has room again.
+  int completed = 0;
+  const transport::Completion done{[](void* c, const Status& s) {
+                                     EXPECT_TRUE(s.is_ok());
+                                     ++*static_cast<int*>(c);
+                                   },
+                                   &completed};
+  {
+    auto h = header_of(next++);
+    auto sent = t_[0]->send(1, h, payload, done, Delivery::kPolled);
+    ASSERT_TRUE(sent.is_ok());
+    EXPECT_EQ(*sent, Issued::kPending);
+  }
+  t_[1]->progress();  // room in the ring, the backlog not yet drained
+  {
+    auto h = header_of(next);
+    auto tried = t_[0]->try_send(1, h, payload);
+    ASSERT_TRUE(tried.is_ok());
+    EXPECT_FALSE(*tried) << "a message in the backlog goes first";
+  }
+  t_[0]->progress();  // the backlog goes into the ring
+  EXPECT_EQ(completed, 1);
+  {
+    auto h = header_of(next);
+    auto tried = t_[0]->try_send(1, h, payload);
+    ASSERT_TRUE(tried.is_ok());
+    EXPECT_TRUE(*tried);
+    ++next;
+  }
+  while (inbox_.seen.size() < next) {
+    t_[1]->progress();
+    t_[0]->progress();
+  }
+  for (std::uint32_t i = 0; i < next; ++i) ASSERT_EQ(inbox_.seen[i], i);
+  EXPECT_EQ(inbox_.bytes, std::size_t{next} * payload.size());
 }
 
 TEST_F(ShmPair, OnlyAWakeMessageWakesASleepingReceiver) {
