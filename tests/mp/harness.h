@@ -47,6 +47,13 @@ inline std::vector<std::uint8_t> make_payload(std::size_t n, std::uint64_t seed)
   return v;
 }
 
+// The same pattern written into `v` (resized to n; its capacity is kept,
+// so a buffer reused for growing sizes is allocated once).
+inline void fill_payload(std::vector<std::uint8_t>& v, std::size_t n, std::uint64_t seed) {
+  v.resize(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = pattern_byte(seed, i);
+}
+
 // First index where `data` differs from the pattern, or npos.
 inline std::size_t first_mismatch(const std::uint8_t* data, std::size_t n, std::uint64_t seed) {
   for (std::size_t i = 0; i < n; ++i) {

@@ -29,11 +29,25 @@ struct ProtocolCase {
 
 class Protocols : public ::testing::TestWithParam<ProtocolCase> {};
 
+// The cases' buffers (up to 64 MiB each), made once per process and reused:
+// a fresh 64 MiB allocation per size and case sometimes stalled for minutes
+// on the CI machine, a VM whose balloon reports freed pages to its host
+// (the kernel logged workqueue lockups in page_reporting_process while every
+// rank sat in a page-faulting memset or in a barrier waiting for such a rank).
+struct ProtocolBuffers {
+  std::vector<std::uint8_t> out, in, bsend;
+};
+ProtocolBuffers& protocol_buffers() {
+  static ProtocolBuffers buffers;
+  return buffers;
+}
+
 TEST_P(Protocols, EverySizeArrivesIntactInARing) {
   const auto [mode, receive_first] = GetParam();
   const std::size_t t = threshold();
   const std::vector<std::size_t> sizes = {0, 1, 8, t - 1, t, t + 1, 1u << 20, 64u << 20};
-  std::vector<std::uint8_t> bsend_space;
+  ProtocolBuffers& buffers = protocol_buffers();
+  std::vector<std::uint8_t>& bsend_space = buffers.bsend;
   if (mode == SendMode::kBuffered) {
     bsend_space.resize((64u << 20) + Engine::kBsendOverhead);
     ASSERT_OK(E().buffer_attach(bsend_space.data(), bsend_space.size()));
@@ -42,8 +56,10 @@ TEST_P(Protocols, EverySizeArrivesIntactInARing) {
     SCOPED_TRACE("mode " + mode_name(mode) + ", size " + std::to_string(size) +
                  (receive_first ? ", receive first" : ", send first"));
     const std::uint64_t seed = size * 31 + static_cast<std::uint64_t>(me());
-    auto out = make_payload(size, seed);
-    std::vector<std::uint8_t> in(size + 16, 0xEE);  // 16 canary bytes past the message
+    std::vector<std::uint8_t>& out = buffers.out;
+    fill_payload(out, size, seed);
+    std::vector<std::uint8_t>& in = buffers.in;
+    in.assign(size + 16, 0xEE);  // 16 canary bytes past the message
     Request* recv = nullptr;
     Request* send = nullptr;
     if (receive_first) recv = take(E().irecv(in.data(), size, left(), 5, W()));
