@@ -267,22 +267,17 @@ class ShmTransportImpl final : public transport::Transport {
   Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
                       std::span<const std::uint8_t> payload, Completion done,
                       transport::Delivery delivery) override {
-    if (header.size() > kMaxRecordHeader || header.empty()) {
-      // (A header-less record is the transport's own: a HelpRequest.)
-      return Status(ErrorCode::kInternal,
-                    "message header empty or larger than the transport allows");
-    }
-    if (record_bytes(header.size(), payload.size()) > layout_.ring_bytes / 2 ||
-        payload.size() > kMaxRecordPayload) {
+    if (!record_allowed(header, payload)) {
+      if (header.size() > kMaxRecordHeader || header.empty()) {
+        // (A header-less record is the transport's own: a HelpRequest.)
+        return Status(ErrorCode::kInternal,
+                      "message header empty or larger than the transport allows");
+      }
       return Status(ErrorCode::kInternal, "message of " + std::to_string(payload.size()) +
                                               " B larger than the shared-memory rings carry");
     }
-    // A peer already attached and alive (every send but a peer's first)
-    // is found in a few compares, without a Result.
-    Peer* found = static_cast<std::size_t>(peer) < peers_.size()
-                      ? &peers_[static_cast<std::size_t>(peer)]
-                      : nullptr;
-    if (found == nullptr || found->dead || !found->producer.attached()) {
+    Peer* found = ready_peer(peer);
+    if (found == nullptr) {
       auto p = attach(peer);
       if (!p) return p.status();
       found = *p;
@@ -307,15 +302,9 @@ class ShmTransportImpl final : public transport::Transport {
   // send(), which says why.
   Result<bool> try_send(PeerId peer, std::span<const std::uint8_t> header,
                         std::span<const std::uint8_t> payload) override {
-    if (static_cast<std::size_t>(peer) >= peers_.size() || header.empty() ||
-        header.size() > kMaxRecordHeader || payload.size() > kMaxRecordPayload ||
-        options_.wake_on_every_message) {
-      return false;
-    }
-    Peer& to = peers_[static_cast<std::size_t>(peer)];
-    if (to.dead || !to.producer.attached() || !to.backlog.empty() ||
-        record_bytes(header.size(), payload.size()) > layout_.ring_bytes / 2 ||
-        !to.producer.push(header, payload)) {
+    if (options_.wake_on_every_message || !record_allowed(header, payload)) return false;
+    Peer* to = ready_peer(peer);
+    if (to == nullptr || !to->backlog.empty() || !to->producer.push(header, payload)) {
       return false;
     }
     ++counters_.messages_sent;
@@ -493,6 +482,23 @@ class ShmTransportImpl final : public transport::Transport {
     std::map<std::uint32_t, SharedSegment> words;  // their atomic words, attached on first CAS
     bool dead = false;
   };
+
+  // Whether the rings carry a record of this header and payload (send()
+  // says which limit a refused one breaks).
+  bool record_allowed(std::span<const std::uint8_t> header,
+                      std::span<const std::uint8_t> payload) const {
+    return !header.empty() && header.size() <= kMaxRecordHeader &&
+           payload.size() <= kMaxRecordPayload &&
+           record_bytes(header.size(), payload.size()) <= layout_.ring_bytes / 2;
+  }
+
+  // A peer already attached and alive (every send but a peer's first),
+  // found in a few compares, without a Result; else null.
+  Peer* ready_peer(PeerId peer) {
+    if (static_cast<std::size_t>(peer) >= peers_.size()) return nullptr;
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    return p.dead || !p.producer.attached() ? nullptr : &p;
+  }
 
   static std::string words_name(const std::string& base, std::uint32_t id) {
     return base + "-w" + std::to_string(id);

@@ -41,17 +41,17 @@ inline std::uint8_t pattern_byte(std::uint64_t seed, std::size_t i) {
   return static_cast<std::uint8_t>((seed * 131 + i * 7 + (i >> 9)) & 0xff);
 }
 
-inline std::vector<std::uint8_t> make_payload(std::size_t n, std::uint64_t seed) {
-  std::vector<std::uint8_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = pattern_byte(seed, i);
-  return v;
-}
-
-// The same pattern written into `v` (resized to n; its capacity is kept,
-// so a buffer reused for growing sizes is allocated once).
+// The pattern written into `v` (resized to n; its capacity is kept, so a
+// buffer reused for growing sizes is allocated once).
 inline void fill_payload(std::vector<std::uint8_t>& v, std::size_t n, std::uint64_t seed) {
   v.resize(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = pattern_byte(seed, i);
+}
+
+inline std::vector<std::uint8_t> make_payload(std::size_t n, std::uint64_t seed) {
+  std::vector<std::uint8_t> v;
+  fill_payload(v, n, seed);
+  return v;
 }
 
 // First index where `data` differs from the pattern, or npos.
