@@ -86,6 +86,21 @@ TEST(BinTable, RemoveIfKeepsEveryOtherKeyReachable) {
   }
 }
 
+TEST(BinTable, RemoveIfLeavesTheRoomAskedForButShrinksAfterABurst) {
+  BinTable<int, int, GoodHash> table;
+  for (int k = 0; k < 1000; ++k) table[k] = k;
+  const std::size_t full = table.capacity();
+  table.remove_if([](int v) { return v >= 10; }, 1000);
+  EXPECT_EQ(table.size(), 10u);
+  EXPECT_EQ(table.capacity(), full) << "room for 1000 more: the size it had";
+  for (int k = 0; k < 10; ++k) ASSERT_NE(table.find(k), nullptr) << k;
+
+  for (int k = 0; k < 100000; ++k) table[k] = k;
+  table.remove_if([](int v) { return v >= 10; }, 1000);
+  EXPECT_LE(table.capacity(), full) << "the room asked for, not the burst's size";
+  for (int k = 0; k < 10; ++k) ASSERT_NE(table.find(k), nullptr) << k;
+}
+
 // A "bin" that is empty at zero.
 struct Count {
   int n = 0;
@@ -118,6 +133,29 @@ TEST(KeptBins, CyclingThroughTagsHoldsABoundedNumberOfEmptyBins) {
   }
   const Count* busy = bins.find(-1);
   ASSERT_NE(busy, nullptr) << "a sweep removed a bin in use";
+  EXPECT_EQ(busy->n, 1);
+}
+
+// A sweep leaves the table the size the next kSweepAt bins need: shrinking
+// it made it regrow through every power of two between sweeps.
+TEST(KeptBins, CyclingThroughTagsKeepsTheTableSizeFromSweepToSweep) {
+  using Bins = KeptBins<int, Count, GoodHash>;
+  Bins bins;
+  ++bins.for_insert(-1).n;
+  std::size_t settled = 0;
+  for (int tag = 0; tag < 100000; ++tag) {
+    Count& bin = bins.for_insert(tag);
+    ++bin.n;
+    --bin.n;
+    bins.emptied();
+    if (tag == 3 * static_cast<int>(Bins::kSweepAt)) settled = bins.capacity();
+    if (settled != 0) {
+      ASSERT_EQ(bins.capacity(), settled) << "at tag " << tag;
+    }
+  }
+  EXPECT_LE(settled, 4 * Bins::kSweepAt + 64);
+  const Count* busy = bins.find(-1);
+  ASSERT_NE(busy, nullptr);
   EXPECT_EQ(busy->n, 1);
 }
 
