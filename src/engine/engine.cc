@@ -25,9 +25,6 @@ namespace tagwire::engine {
 namespace {
 
 constexpr std::size_t kMaxRemoteKey = 4096;
-// Polls per hold of the engine lock in wait(): taking it for each poll was
-// a tenth of an 8-byte ping-pong.
-constexpr unsigned kPollsPerLock = 64;
 
 // Whether every rank of the job runs on this host (and can share memory
 // with this process): then TAGWIRE_TRANSPORT=auto takes shm.
@@ -411,18 +408,6 @@ Result<Request*> Engine::send_init(const void* buffer, std::size_t bytes, int de
   return make_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
 }
 
-[[gnu::always_inline]] inline Status Engine::check_request(RequestKind kind, const void* buffer,
-                                                           std::size_t bytes, int peer, int tag,
-                                                           Communicator* comm,
-                                                           bool collective) const {
-  // The common case in a few compares; the checks below name what is wrong.
-  if (comm != nullptr && (buffer != nullptr || bytes == 0) && tag >= 0 && tag <= kTagUpperBound &&
-      peer >= 0 && peer < static_cast<int>(comm->peer_group(collective).size())) {
-    return Status::ok();
-  }
-  return request_error(kind, buffer, bytes, peer, tag, comm, collective);
-}
-
 Status Engine::request_error(RequestKind kind, const void* buffer, std::size_t bytes, int peer,
                              int tag, Communicator* comm, bool collective) const {
   const bool receive = kind == RequestKind::kReceive;  // only receives take wildcards
@@ -722,16 +707,6 @@ void Engine::post_nic_ops() {
   }
 }
 
-Status Engine::recv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
-                    MessageStatus* status) {
-  auto r = irecv(buffer, bytes, source, tag, comm);
-  if (!r) return r.status();
-  MessageStatus local;
-  TAGWIRE_RETURN_IF_ERROR(wait(*r, &local));
-  if (status != nullptr) *status = local;
-  return local.error;
-}
-
 [[gnu::always_inline]] inline std::size_t Engine::take_envelope(Request* r, int source, int tag,
                                                                 std::uint64_t length) {
   r->status.source = source;
@@ -897,6 +872,9 @@ PendingMessage Engine::pending_from(const Header& h, bool with_slot) {
 }
 
 void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload, Arrival how) {
+  // A blocking receive waiting without a request (never armed with tag
+  // matching or one-sided cancel on, so neither block below is skipped).
+  if (unnamed_.armed_for(h) && how == Arrival::kUntagged && take_unnamed(h, payload)) return;
   matching::IncomingMessage incoming{
       {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
   if (one_sided_ && h.slot != 0) {

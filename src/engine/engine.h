@@ -44,6 +44,7 @@
 #include "engine/engine_lock.h"
 #include "engine/request.h"
 #include "engine/slot_descriptor.h"
+#include "engine/unnamed_receive.h"
 #include "engine/window.h"
 #include "engine/wire.h"
 #include "matching/matcher.h"
@@ -77,6 +78,8 @@ struct EngineCounters {
   std::uint64_t unexpected = 0;        // messages that arrived before their receive
   std::uint64_t dropped_messages = 0;  // failed wire checks
   std::uint64_t live_requests = 0;
+  // Blocking receives that completed without a request (unnamed_receive.h).
+  std::uint64_t receives_unnamed = 0;
   // Send cancel, as the sender: requests sent, and how many the receiver
   // granted; as the receiver: messages dropped for a cancel, and refusals.
   std::uint64_t cancel_requests_sent = 0;
@@ -153,8 +156,13 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   Result<Request*> irecv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm);
   Status send(const void* buffer, std::size_t bytes, int dest, int tag, Communicator* comm,
               SendMode mode = SendMode::kStandard);
+  // A blocking receive (blocking_receive.cc). recv() returns the call's
+  // error or else the message's; receive() returns only the call's (as
+  // wait() does) and leaves the message's in status->error.
   Status recv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
               MessageStatus* status);
+  Status receive(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
+                 MessageStatus* status);
 
   // Persistent requests: inactive until start().
   Result<Request*> send_init(const void* buffer, std::size_t bytes, int dest, int tag,
@@ -296,7 +304,7 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // One poll: inline, so that a wait's loop spends a few compares and the
   // transport's poll per turn, not four calls (they were half of each
   // turn's instructions in an 8-byte ping-pong).
-  unsigned progress_locked() {
+  [[gnu::always_inline]] unsigned progress_locked() {
     if (++failure_poll_ticks_ >= kFailurePollTicks) watch_failures();
     unsigned n = transport_->progress();
     flush_nic_ops();  // DELs for receives software matched to untagged messages
@@ -307,6 +315,9 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // kFailurePollTicks polls and at most every 10 ms, so that an 8-byte
   // ping-pong is not slowed by a system call.
   static constexpr unsigned kFailurePollTicks = 256;
+  // Polls per hold of the engine lock in a blocking wait: taking it for
+  // each poll was a tenth of an 8-byte ping-pong.
+  static constexpr unsigned kPollsPerLock = 64;
   void watch_failures();
   void on_peer_failed(int world_rank);
   // Inline, and an empty set first: every send and control message asks.
@@ -332,6 +343,14 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // A message's header as start_send and send_unnamed fill it.
   Header message_header(Communicator* comm, bool collective, int tag, std::uint64_t id,
                         std::size_t bytes) const;
+  // receive()'s path without a request (unnamed_receive.h); false when
+  // the receive needs one, with nothing taken.
+  bool receive_unnamed(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
+                       MessageStatus* status);
+  // An arrival for the armed unnamed receive: true if it took it.
+  bool take_unnamed(const Header& h, std::span<const std::uint8_t> payload);
+  // Completes the armed unnamed receive with this status.
+  void finish_unnamed(int source, int tag, std::size_t count, Status error);
   // send()'s path without a request; false when the message needs one.
   bool send_unnamed(const void* buffer, std::size_t bytes, int dest, int tag, Communicator* comm,
                     SendMode mode, Status* failed);
@@ -516,6 +535,7 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   bool finalized_ = false;
   std::size_t address_bytes_ = 0;
   std::set<int> dead_ranks_;
+  UnnamedReceive unnamed_;
   std::map<int, Status> unreachable_;  // dead by the transport's word: why
   // alloc_registered regions by start address: length and registration.
   struct Pinned {
@@ -539,6 +559,19 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
 inline Result<Request*> Engine::isend(const void* buffer, std::size_t bytes, int dest, int tag,
                                       Communicator* comm, SendMode mode) {
   return start_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
+}
+
+[[gnu::always_inline]] inline Status Engine::check_request(RequestKind kind, const void* buffer,
+                                                           std::size_t bytes, int peer, int tag,
+                                                           Communicator* comm,
+                                                           bool collective) const {
+  // The common case in a few compares; request_error (engine.cc) names what
+  // is wrong.
+  if (comm != nullptr && (buffer != nullptr || bytes == 0) && tag >= 0 && tag <= kTagUpperBound &&
+      peer >= 0 && peer < static_cast<int>(comm->peer_group(collective).size())) {
+    return Status::ok();
+  }
+  return request_error(kind, buffer, bytes, peer, tag, comm, collective);
 }
 
 inline Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int source, int tag,

@@ -42,6 +42,7 @@ class EngineLock {
   // Fixed before any second thread exists.
   void enable();
   void allow_application_threads() { multiple_ = true; }
+  bool application_threads() const { return multiple_; }
   bool enabled() const { return enabled_; }
   // Whether the helper's side uses membarrier (false: classic Dekker).
   bool asymmetric() const { return asymmetric_; }

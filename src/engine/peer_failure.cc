@@ -64,6 +64,13 @@ void Engine::on_peer_failed(int dead) {
   ++counters_.peers_failed;
   const Status failed = peer_failed_status(dead);
   TW_WARN("engine", failed.message() << ": its pending operations fail");
+  // A blocking receive waiting without a request (always on
+  // MPI_COMM_WORLD): from the dead rank, or from any source (the wildcard
+  // rule below).
+  if (unnamed_.state == UnnamedReceive::State::kArmed &&
+      (unnamed_.pattern.source == matching::kAnySource || unnamed_.world_source == dead)) {
+    finish_unnamed(kProcNull, -1, 0, failed);  // as note_error leaves a request's status
+  }
   requests_.for_each([&](Request* r) {
     if (!r->active || r->complete || !depends_on(*r, dead)) return;
     if (r->kind == RequestKind::kReceive && r->rendezvous == nullptr) {

@@ -108,6 +108,10 @@ class OffloadedMatcher {
   // kPending: the NIC holds a copy; on_del_done() or on_nic_match() decides.
   CancelOutcome cancel_receive(ReceiveHandle handle);
 
+  // A message the engine matched to a receive it never posted here (a
+  // blocking receive while nothing else was posted): counted as software's.
+  void count_software_match() { ++counters_.matched_by_software; }
+
   // ---- What the NIC reports, one call per tag-matching completion.
   // A tagged message the NIC did not match landed in an SRQ buffer.
   ArrivalResult on_unexpected(const IncomingMessage& message, bool sync_requested) {

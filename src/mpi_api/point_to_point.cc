@@ -215,17 +215,6 @@ int complete_one(const char* function, MPI_Request* handle, bool block, int* fla
   return s.is_ok() ? MPI_SUCCESS : report(MPI_COMM_WORLD, function, s);
 }
 
-// A blocking call's wait on a request it never handed out (one-shot,
-// nothing staged): complete_one without the handle. Reported as
-// complete_one reports.
-int wait_unhanded(const char* function, engine::Request* r, MPI_Status* status) {
-  engine::MessageStatus st;
-  Status s = E().wait(r, &st);
-  if (!s.is_ok()) return report(MPI_COMM_WORLD, function, s);
-  to_mpi_status(st, status);
-  return st.error.is_ok() ? MPI_SUCCESS : report(MPI_COMM_WORLD, function, st.error);
-}
-
 bool active(MPI_Request handle) {
   auto r = request_of(handle);
   return r && *r != nullptr && (!(*r)->persistent || (*r)->active);
@@ -376,9 +365,13 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
              MPI_Status* status) {
   engine::Communicator* c = world_comm_of(comm);
   if (auto bytes = predefined_bytes(count, type); c != nullptr && bytes) {
-    auto r = E().irecv(buf, *bytes, source, tag, c);
-    if (!r) return report(comm, __func__, r.status());
-    return wait_unhanded(__func__, *r, status);
+    // The engine's blocking receive: without a request while nothing else
+    // is posted (src/engine/unnamed_receive.h).
+    engine::MessageStatus st;
+    Status s = E().receive(buf, *bytes, source, tag, c, &st);
+    if (!s.is_ok()) return report(comm, __func__, s);
+    to_mpi_status(st, status);
+    return st.error.is_ok() ? MPI_SUCCESS : report(comm, __func__, st.error);
   }
   MPI_Request request = MPI_REQUEST_NULL;
   int rc = post_recv(__func__, buf, count, type, source, tag, comm, false, &request);

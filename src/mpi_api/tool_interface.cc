@@ -60,6 +60,10 @@ constexpr Pvar kPvars[] = {
      [](const Snapshot& s) { return s.engine.matching.cancel_lost_to_nic; }},
     {"tagwire_unexpected_messages", "messages that arrived before their receive",
      [](const Snapshot& s) { return s.engine.unexpected; }},
+    {"tagwire_receives_unnamed",
+     "blocking receives that took an eager message straight from the transport, without a "
+     "request",
+     [](const Snapshot& s) { return s.engine.receives_unnamed; }},
     {"tagwire_eager_sent", "messages sent eagerly",
      [](const Snapshot& s) { return s.engine.eager_sent; }},
     {"tagwire_rendezvous_sent", "messages sent by rendezvous",

@@ -1,8 +1,10 @@
 // A rank killed mid-exchange (tests/peer_death_test.sh runs this with 3
 // ranks under tagwire-run). Rank 2 is the victim. Before it dies, rank 0
 // has towards it: a posted receive (eager, never sent), a rendezvous send
-// whose FIN will never come, and a send whose cancel is in flight; rank 1
-// has a wildcard receive on the world. Rank 2 then stops calling the
+// whose FIN will never come, a send whose cancel is in flight, and a
+// posted wildcard receive on the world; rank 1 waits in a blocking
+// wildcard receive with nothing else posted, which the engine serves
+// without a request (src/engine/unnamed_receive.h). Rank 2 then stops calling the
 // library and is killed with SIGKILL. The survivors must see every one of
 // those operations complete with kPeerFailed within a bound, new
 // operations towards rank 2 fail at once, and operations between the two
@@ -88,7 +90,6 @@ int main() {
     posted_receive = e.irecv(in.data(), in.size(), 2, 5, w).value();
     rendezvous_send = e.isend(big_out.data(), big, 2, 6, w, SendMode::kStandard).value();
     cancelled_send = e.isend(small_out.data(), 8, 2, 7, w, SendMode::kSynchronous).value();
-  } else if (g_rank == 1) {
     wildcard = e.irecv(in.data(), in.size(), matching::kAnySource, 9, w).value();
   }
   // Everything above is on its way before the victim stops.
@@ -116,8 +117,21 @@ int main() {
     expect_peer_failed(e, posted_receive, "posted receive from rank 2", kBound);
     expect_peer_failed(e, rendezvous_send, "rendezvous send to rank 2", kBound);
     expect_peer_failed(e, cancelled_send, "send with its cancel in flight", kBound);
-  } else {
     expect_peer_failed(e, wildcard, "ANY_SOURCE receive on the world", kBound);
+  } else {
+    // Armed before rank 2 stops (it sleeps 300 ms first), failed by the
+    // launcher's notice: no request exists for the failure to find.
+    const auto t0 = Clock::now();
+    MessageStatus st;
+    Status s = e.receive(in.data(), in.size(), matching::kAnySource, 9, w, &st);
+    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    expect(s.is_ok(), "blocking ANY_SOURCE receive: the call itself: " + s.to_string());
+    expect(st.error.code() == ErrorCode::kPeerFailed,
+           "blocking ANY_SOURCE receive: expected a peer-failed error, got '" +
+               st.error.to_string() + "'");
+    expect(waited < kBound, "blocking ANY_SOURCE receive took " + std::to_string(waited) + " s");
+    std::printf("peer-death: rank %d: blocking ANY_SOURCE receive failed after %.3f s: %s\n",
+                g_rank, waited, st.error.to_string().c_str());
   }
   // New operations towards the dead rank fail at once.
   auto late_send = e.isend(small_out.data(), 8, 2, 8, w, SendMode::kStandard);

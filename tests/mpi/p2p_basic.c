@@ -277,6 +277,53 @@ static void test_blocking_and_nonblocking_keep_order(void) {
   }
 }
 
+/* A blocking MPI_Recv that waits before its message comes, with nothing
+ * else posted, waits without a request (src/engine/unnamed_receive.h) and
+ * must hand whatever it cannot take itself to the request path: a
+ * rendezvous, a message too long for the buffer (truncation, and nothing
+ * lost after it), a synchronous send (whose sender waits for the match).
+ * Rank 0 sleeps before each send, so that rank 1 is already waiting. */
+static void test_blocking_receive_waiting_first(void) {
+  enum { kBig = 1 << 20, kLong = 16 };
+  char* big = malloc(kBig);
+  int words[kLong], got[kLong];
+  for (int i = 0; i < kLong; ++i) words[i] = 1000 + i;
+  if (rank == 0) {
+    for (int i = 0; i < kBig; ++i) big[i] = (char)(i * 13 + 1);
+    usleep(30000);
+    CHECK(MPI_Send(big, kBig, MPI_CHAR, 1, 50, MPI_COMM_WORLD) == MPI_SUCCESS);
+    usleep(30000);
+    CHECK(MPI_Send(words, kLong, MPI_INT, 1, 51, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Send(words, 2, MPI_INT, 1, 52, MPI_COMM_WORLD) == MPI_SUCCESS);
+    usleep(30000);
+    CHECK(MPI_Ssend(words, 3, MPI_INT, 1, 53, MPI_COMM_WORLD) == MPI_SUCCESS);
+  } else if (rank == 1) {
+    memset(big, 0, kBig);
+    MPI_Status st;
+    CHECK(MPI_Recv(big, kBig, MPI_CHAR, 0, 50, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+    int intact = 1, count = -1;
+    for (int i = 0; i < kBig; ++i) intact &= big[i] == (char)(i * 13 + 1);
+    MPI_Get_count(&st, MPI_CHAR, &count);
+    CHECK(intact && count == kBig && st.MPI_TAG == 50);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    memset(got, 0, sizeof got);
+    int rc = MPI_Recv(got, 4, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    int error_class = -1;
+    MPI_Error_class(rc, &error_class);
+    CHECK(error_class == MPI_ERR_TRUNCATE && st.MPI_TAG == 51);
+    CHECK(got[0] == 1000 && got[3] == 1003 && got[4] == 0); /* nothing past the buffer */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    CHECK(MPI_Recv(got, kLong, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(st.MPI_TAG == 52 && count == 2 && got[1] == 1001);
+    CHECK(MPI_Recv(got, kLong, MPI_INT, 0, 53, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == 3 && got[2] == 1002);
+  }
+  free(big);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_communicators(void) {
   MPI_Comm dup, half;
   int result = -1, r = -1, n = -1;
@@ -316,6 +363,7 @@ int main(int argc, char** argv) {
   test_errors_return();
   test_cancel_and_proc_null();
   test_blocking_and_nonblocking_keep_order();
+  test_blocking_receive_waiting_first();
   test_communicators();
   int totals[2] = {passed, failed}, sums[2] = {0, 0};
   /* No reductions yet: gather the counts to rank 0 by hand. */

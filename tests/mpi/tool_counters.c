@@ -78,6 +78,7 @@ static void control_variables_before_init(void) {
 /* While MPI runs, the eager threshold read is the one in effect: a message
  * of exactly that size goes eagerly, one byte more by rendezvous. */
 static void threshold_in_effect(MPI_T_pvar_session session);
+static void receives_without_request(MPI_T_pvar_session session);
 
 /* Before MPI_Init: the variables are listed and read 0. */
 static void before_init(void) {
@@ -211,6 +212,7 @@ int main(int argc, char** argv) {
     MPI_Recv(NULL, 0, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   threshold_in_effect(session);
+  receives_without_request(session);
   CHECK(MPI_T_pvar_session_free(&session) == MPI_SUCCESS);
 
   /* MPI_T outlives MPI_Finalize and reads the final values. */
@@ -251,4 +253,55 @@ static void threshold_in_effect(MPI_T_pvar_session session) {
     MPI_Recv(buffer, (int)threshold + 1, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   free(buffer);
+}
+
+/* A blocking MPI_Recv with nothing else posted takes an eager message
+ * without a request (src/engine/unnamed_receive.h); one with a receive
+ * posted before it does not, and the earlier receive gets the first
+ * message. Rank 1 receives from rank 0 in a ping-pong, so that it is
+ * almost always waiting when the message comes: at least half of the
+ * rounds must count (a round whose message arrived first, taken by the
+ * cancel agent while rank 1 was descheduled, is served by a request). */
+static void receives_without_request(MPI_T_pvar_session session) {
+  enum { kRounds = 20 };
+  MPI_Barrier(MPI_COMM_WORLD);
+  const unsigned long long unnamed0 = read_pvar(session, "tagwire_receives_unnamed");
+  const unsigned long long software0 = read_pvar(session, "tagwire_matched_by_software");
+  int word = 0, first = -1, second = -1;
+  if (rank == 0) {
+    for (int i = 0; i < kRounds; ++i) {
+      MPI_Recv(&word, 1, MPI_INT, 1, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      word = i;
+      MPI_Send(&word, 1, MPI_INT, 1, 21, MPI_COMM_WORLD);
+    }
+    MPI_Recv(&word, 1, MPI_INT, 1, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    word = 100;
+    MPI_Send(&word, 1, MPI_INT, 1, 22, MPI_COMM_WORLD);
+    word = 200;
+    MPI_Send(&word, 1, MPI_INT, 1, 23, MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    int in_order = 1;
+    for (int i = 0; i < kRounds; ++i) {
+      MPI_Send(&word, 1, MPI_INT, 0, 20, MPI_COMM_WORLD);
+      MPI_Recv(&word, 1, MPI_INT, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (word != i) in_order = 0;
+    }
+    CHECK(in_order);
+    const unsigned long long unnamed = read_pvar(session, "tagwire_receives_unnamed") - unnamed0;
+    CHECK(unnamed >= kRounds / 2 && unnamed <= kRounds);
+    /* Counted as software's matches like any other receive. */
+    CHECK(read_pvar(session, "tagwire_matched_by_software") - software0 == kRounds);
+    /* A receive posted first takes the first message, the blocking one
+     * after it the second, whatever their patterns allow. */
+    MPI_Request posted;
+    MPI_Status st;
+    MPI_Irecv(&first, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &posted);
+    const unsigned long long before = read_pvar(session, "tagwire_receives_unnamed");
+    MPI_Send(&word, 1, MPI_INT, 0, 20, MPI_COMM_WORLD);
+    CHECK(MPI_Recv(&second, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&posted, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(first == 100 && second == 200 && st.MPI_TAG == 23 && st.MPI_SOURCE == 0);
+    CHECK(read_pvar(session, "tagwire_receives_unnamed") == before);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -1,0 +1,109 @@
+// A blocking receive: without a request while nothing else is posted
+// (unnamed_receive.h says why and when), with one otherwise.
+#include <cstring>
+
+#include "engine/engine.h"
+#include "engine/idle_backoff.h"
+
+namespace tagwire::engine {
+
+Status Engine::recv(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
+                    MessageStatus* status) {
+  MessageStatus local;
+  TAGWIRE_RETURN_IF_ERROR(receive(buffer, bytes, source, tag, comm, &local));
+  if (status != nullptr) *status = local;
+  return local.error;
+}
+
+Status Engine::receive(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
+                       MessageStatus* status) {
+  if (receive_unnamed(buffer, bytes, source, tag, comm, status)) return Status::ok();
+  auto r = irecv(buffer, bytes, source, tag, comm);
+  if (!r) return r.status();
+  return wait(*r, status);
+}
+
+bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int tag,
+                             Communicator* comm, MessageStatus* status) {
+  // Only where the arrival path can see every receive: no NIC matching
+  // (the NIC would match messages the direct path never sees), no
+  // one-sided cancel (a match must first win the slot descriptor), one
+  // application thread (another's receive, posted later, must not take a
+  // message this one let pass to the unexpected queue), MPI_COMM_WORLD
+  // (its ranks are world ranks), no dead rank (the request path knows the
+  // rules for those).
+  if (comm != world_.get() || source == kProcNull || offload_ != nullptr || one_sided_ ||
+      mutex_.application_threads() || !dead_ranks_.empty()) {
+    return false;
+  }
+  if (!check_request(RequestKind::kReceive, buffer, bytes, source, tag, comm, false).is_ok()) {
+    return false;  // the request path reports it
+  }
+  const matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
+  MessageStatus ignored;
+  // One hold of the lock from arming to the first run of polls (each hold
+  // is a few stores and a fence, twice per ping-pong iteration already).
+  std::unique_lock lock(mutex_);
+  // An earlier receive could match what arrives next, or a message that
+  // matches is queued already: both are the request path's.
+  if (unnamed_.state != UnnamedReceive::State::kIdle || matcher_.posted_count() != 0 ||
+      (matcher_.unexpected_count() != 0 && matcher_.probe(pattern))) {
+    return false;
+  }
+  unnamed_.pattern = pattern;
+  unnamed_.world_source = source;
+  unnamed_.buffer = buffer;
+  unnamed_.bytes = bytes;
+  unnamed_.status = status != nullptr ? status : &ignored;
+  unnamed_.state = UnnamedReceive::State::kArmed;
+  // Polled as wait() polls: the lock held for a run of polls, let go
+  // only to pause.
+  IdleBackoff idle;
+  for (;;) {
+    for (unsigned turn = 0;; ++turn) {
+      if (unnamed_.state == UnnamedReceive::State::kDone) {
+        unnamed_.state = UnnamedReceive::State::kIdle;
+        return true;
+      }
+      if (unnamed_.state == UnnamedReceive::State::kFallBack) {
+        // The message that stopped it is the unexpected queue's first
+        // match for the pattern; a request posted now takes it, with
+        // everything a request does (rendezvous, truncation).
+        unnamed_.state = UnnamedReceive::State::kIdle;
+        return false;
+      }
+      if (turn == kPollsPerLock) break;
+      progress_locked();
+    }
+    lock.unlock();
+    idle.pause();
+    lock.lock();
+  }
+}
+
+void Engine::finish_unnamed(int source, int tag, std::size_t count, Status error) {
+  // Field by field: the caller's status is a fresh one, and a whole
+  // MessageStatus assigned was a tenth of this path.
+  MessageStatus& out = *unnamed_.status;
+  out.source = source;
+  out.tag = tag;
+  out.count = count;
+  out.cancelled = false;
+  if (!error.is_ok() || !out.error.is_ok()) out.error = std::move(error);
+  unnamed_.state = UnnamedReceive::State::kDone;
+}
+
+bool Engine::take_unnamed(const Header& h, std::span<const std::uint8_t> payload) {
+  if (h.type != MessageType::kEager || h.length > unnamed_.bytes) {
+    unnamed_.state = UnnamedReceive::State::kFallBack;
+    return false;
+  }
+  if (h.length > 0) std::memcpy(unnamed_.buffer, payload.data(), h.length);
+  if ((h.flags & kFlagSync) != 0) send_control(h.origin, MessageType::kSyncAck, h.request_id);
+  finish_unnamed(h.source, h.tag, h.length, Status::ok());
+  matcher_.count_software_match();
+  ++counters_.receives_unnamed;
+  return true;
+}
+
+}  // namespace tagwire::engine

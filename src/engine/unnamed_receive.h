@@ -1,0 +1,42 @@
+// UnnamedReceive: the one blocking receive that waits without a request
+// (Engine::receive, blocking_receive.cc).
+//
+// A blocking ping-pong's receive made a request, posted it to the matcher,
+// found it again by id when the message came, unlinked it and released it:
+// about 500 of the 1,280 instructions an iteration spent outside its polls.
+// While the posted queue is empty, a blocking receive is the only receive
+// an arriving message could match, so the arrival can test its pattern and
+// copy an eager payload straight into the caller's buffer. Anything the
+// direct path does not take (a rendezvous, a payload that does not fit) is
+// queued as unexpected as usual and the receive falls back to a request,
+// which finds it there first: order is kept either way.
+#pragma once
+
+#include <cstddef>
+
+#include "engine/request.h"
+#include "engine/wire.h"
+#include "matching/envelope.h"
+
+namespace tagwire::engine {
+
+struct UnnamedReceive {
+  enum class State : unsigned char {
+    kIdle,      // no blocking receive waits this way
+    kArmed,     // waiting: an arrival that matches `pattern` is for it
+    kDone,      // received (or failed: status->error), *status filled
+    kFallBack,  // a matching message it cannot take went to the unexpected queue
+  };
+  State state = State::kIdle;
+  matching::ReceivePattern pattern;
+  int world_source = 0;  // the source's world rank (pattern.source on a world receive)
+  void* buffer = nullptr;
+  std::size_t bytes = 0;
+  MessageStatus* status = nullptr;  // the waiting caller's
+
+  bool armed_for(const Header& h) const {
+    return state == State::kArmed && pattern.matches({h.context, h.source, h.tag});
+  }
+};
+
+}  // namespace tagwire::engine
