@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "engine/engine.h"
-#include "engine/idle_backoff.h"
 
 namespace tagwire::engine {
 
@@ -51,34 +50,17 @@ bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int ta
     return false;
   }
   unnamed_.pattern = pattern;
-  unnamed_.world_source = source;
   unnamed_.buffer = buffer;
   unnamed_.bytes = bytes;
   unnamed_.status = status != nullptr ? status : &ignored;
   unnamed_.state = UnnamedReceive::State::kArmed;
-  // Polled as wait() polls: the lock held for a run of polls, let go
-  // only to pause.
-  IdleBackoff idle;
-  for (;;) {
-    for (unsigned turn = 0;; ++turn) {
-      if (unnamed_.state == UnnamedReceive::State::kDone) {
-        unnamed_.state = UnnamedReceive::State::kIdle;
-        return true;
-      }
-      if (unnamed_.state == UnnamedReceive::State::kFallBack) {
-        // The message that stopped it is the unexpected queue's first
-        // match for the pattern; a request posted now takes it, with
-        // everything a request does (rendezvous, truncation).
-        unnamed_.state = UnnamedReceive::State::kIdle;
-        return false;
-      }
-      if (turn == kPollsPerLock) break;
-      progress_locked();
-    }
-    lock.unlock();
-    idle.pause();
-    lock.lock();
-  }
+  poll_until(lock, [this] { return unnamed_.state != UnnamedReceive::State::kArmed; });
+  // kFallBack: the message that stopped it is the unexpected queue's first
+  // match for the pattern; a request posted now takes it, with everything
+  // a request does (rendezvous, truncation).
+  const bool received = unnamed_.state == UnnamedReceive::State::kDone;
+  unnamed_.state = UnnamedReceive::State::kIdle;
+  return received;
 }
 
 void Engine::finish_unnamed(int source, int tag, std::size_t count, Status error) {

@@ -949,31 +949,16 @@ Result<bool> Engine::test(Request* r, MessageStatus* status) {
 }
 
 Status Engine::wait(Request* r, MessageStatus* status) {
-  // The lock is held across a run of polls, not taken for each: a helper
-  // thread never needs it while the application is here (EngineLock), and
-  // a lock per poll was a tenth of an 8-byte ping-pong.
-  IdleBackoff idle;
-  for (;;) {
-    {
-      std::lock_guard lock(mutex_);
-      if (r == nullptr || (r->persistent && !r->active)) {
-        if (status != nullptr) *status = empty_status();
-        return Status::ok();
-      }
-      // Done already (a window's eager sends, a receive a poll matched)
-      // finishes without a poll; else a run of polls, each followed by a
-      // look.
-      for (unsigned turn = 0;; ++turn) {
-        if (r->complete) {
-          finish(r, status);
-          return Status::ok();
-        }
-        if (turn == kPollsPerLock) break;
-        progress_locked();
-      }
-    }
-    idle.pause();
+  std::unique_lock lock(mutex_);
+  if (r == nullptr || (r->persistent && !r->active)) {
+    if (status != nullptr) *status = empty_status();
+    return Status::ok();
   }
+  // Done already (a window's eager sends, a receive a poll matched)
+  // finishes without a poll.
+  poll_until(lock, [r] { return r->complete; });
+  finish(r, status);
+  return Status::ok();
 }
 
 Result<bool> Engine::peek_status(Request* r, MessageStatus* status) {
@@ -1028,28 +1013,21 @@ Status Engine::wait_all(std::span<Request* const> requests, Finished finished, v
   // in order; the first one not complete yet is polled for, as wait() does.
   Status first_error;
   std::size_t next = 0;  // requests before it are finished
-  IdleBackoff idle;
-  while (next < requests.size()) {
-    {
-      std::lock_guard lock(mutex_);
-      for (unsigned turn = 0; turn < kPollsPerLock; ++turn) {
-        for (; next < requests.size(); ++next) {
-          Request* r = requests[next];
-          if (r == nullptr || (r->persistent && !r->active)) {
-            finished(context, next, empty_status());
-            continue;
-          }
-          if (!r->complete) break;
-          if (!r->status.error.is_ok() && first_error.is_ok()) first_error = r->status.error;
-          finished(context, next, r->status);
-          finish(r, nullptr);
-        }
-        if (next == requests.size()) return first_error;
-        progress_locked();
+  std::unique_lock lock(mutex_);
+  poll_until(lock, [&] {
+    for (; next < requests.size(); ++next) {
+      Request* r = requests[next];
+      if (r == nullptr || (r->persistent && !r->active)) {
+        finished(context, next, empty_status());
+        continue;
       }
+      if (!r->complete) return false;
+      if (!r->status.error.is_ok() && first_error.is_ok()) first_error = r->status.error;
+      finished(context, next, r->status);
+      finish(r, nullptr);
     }
-    idle.pause();
-  }
+    return true;
+  });
   return first_error;
 }
 

@@ -42,6 +42,7 @@
 #include "engine/bootstrap.h"
 #include "engine/communicator.h"
 #include "engine/engine_lock.h"
+#include "engine/idle_backoff.h"
 #include "engine/request.h"
 #include "engine/slot_descriptor.h"
 #include "engine/unnamed_receive.h"
@@ -318,6 +319,24 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // Polls per hold of the engine lock in a blocking wait: taking it for
   // each poll was a tenth of an 8-byte ping-pong.
   static constexpr unsigned kPollsPerLock = 64;
+  // A blocking wait's loop (wait, wait_all, receive_unnamed): polls with
+  // `lock` held until done() (asked before each poll), in runs of
+  // kPollsPerLock, letting the lock go only to pause between runs (a
+  // helper thread never needs it while the application is here).
+  template <typename Done>
+  [[gnu::always_inline]] void poll_until(std::unique_lock<EngineLock>& lock, Done done) {
+    IdleBackoff idle;
+    for (;;) {
+      for (unsigned turn = 0;; ++turn) {
+        if (done()) return;
+        if (turn == kPollsPerLock) break;
+        progress_locked();
+      }
+      lock.unlock();
+      idle.pause();
+      lock.lock();
+    }
+  }
   void watch_failures();
   void on_peer_failed(int world_rank);
   // Inline, and an empty set first: every send and control message asks.

@@ -68,7 +68,7 @@ void Engine::on_peer_failed(int dead) {
   // MPI_COMM_WORLD): from the dead rank, or from any source (the wildcard
   // rule below).
   if (unnamed_.state == UnnamedReceive::State::kArmed &&
-      (unnamed_.pattern.source == matching::kAnySource || unnamed_.world_source == dead)) {
+      (unnamed_.pattern.source == matching::kAnySource || unnamed_.pattern.source == dead)) {
     finish_unnamed(kProcNull, -1, 0, failed);  // as note_error leaves a request's status
   }
   requests_.for_each([&](Request* r) {

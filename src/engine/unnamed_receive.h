@@ -28,8 +28,7 @@ struct UnnamedReceive {
     kFallBack,  // a matching message it cannot take went to the unexpected queue
   };
   State state = State::kIdle;
-  matching::ReceivePattern pattern;
-  int world_source = 0;  // the source's world rank (pattern.source on a world receive)
+  matching::ReceivePattern pattern;  // on MPI_COMM_WORLD: its source is a world rank
   void* buffer = nullptr;
   std::size_t bytes = 0;
   MessageStatus* status = nullptr;  // the waiting caller's
