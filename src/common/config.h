@@ -30,23 +30,12 @@ enum class VerbsConnectChoice { kAuto, kCm, kExchange };
 // descriptor (docs/architecture.md §4, engine/slot_descriptor.h). Every rank must agree.
 enum class CancelMode { kAgent, kOneSided };
 
-// UCX's default eager threshold. Measured with osu_p2p on this 2-core
-// machine: at 16 KiB and 32 KiB an eager copy beats the rendezvous's extra
-// round trip over shared memory (1.25 / 1.9 us against 3.6 / 4.2) and far
-// more over TCP (13.5 / 14.5 against 42 / 45); at 64 KiB they are even.
-inline constexpr std::size_t kUcxEagerThreshold = 32768;
-// Over Tagwire's shared memory (osu_p2p, this machine, same run as vader):
-// eager through a 32 KiB ring wins up to 8 KiB (bw 4.5 / 5.6 GB/s at 4 / 8
-// KiB, vader 1.4 / 2.5); above, one process_vm_readv is level with vader
-// (16 / 32 / 64 KiB: 3.8 / 5.3 / 7.4 GB/s against 4.0 / 6.0 / 7.3), where
-// a 32 KiB threshold's eager copies through a 128 KiB ring fell to 1.6.
-inline constexpr std::size_t kShmEagerThreshold = 8192;
-
 struct Config {
   // Largest message sent eagerly; larger ones use rendezvous. Unless set
-  // (TAGWIRE_EAGER_THRESHOLD), the engine picks it for its transport:
-  // kUcxEagerThreshold over UCX, this default over verbs (whose receive
-  // ring holds a slot of this size per message in flight).
+  // (TAGWIRE_EAGER_THRESHOLD), the engine takes the one its transport
+  // registered as best for it (transport/registry.h), or this default
+  // (verbs: its receive ring holds a slot of this size per message in
+  // flight).
   std::size_t eager_threshold = 8192;
   bool eager_threshold_set = false;
   log::Level log_level = log::Level::kWarn;

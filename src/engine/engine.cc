@@ -7,18 +7,11 @@
 #include <cstring>
 #include <string>
 
+#include "common/host_identity.h"
 #include "common/log.h"
 #include "common/topology.h"
 #include "engine/idle_backoff.h"
-
-#include "shm/host_identity.h"
-#include "shm/shm_transport.h"
-#ifdef TAGWIRE_HAVE_UCX
-#include "ucx/ucx_transport.h"
-#endif
-#ifdef TAGWIRE_HAVE_VERBS
-#include "verbs/verbs_transport.h"
-#endif
+#include "engine/transport_list.h"
 
 namespace tagwire::engine {
 
@@ -27,10 +20,11 @@ namespace {
 constexpr std::size_t kMaxRemoteKey = 4096;
 
 // Whether every rank of the job runs on this host (and can share memory
-// with this process): then TAGWIRE_TRANSPORT=auto takes shm.
+// with this process): then TAGWIRE_TRANSPORT=auto may take a transport
+// that reaches only this host (Capabilities::one_host_only).
 Result<bool> whole_job_on_this_host(Bootstrap& bootstrap) {
   if (bootstrap.size() == 1) return true;
-  const std::string mine = shm::host_identity();
+  const std::string mine = host_identity();
   const std::vector<std::uint8_t> bytes(mine.begin(), mine.end());
   auto all = bootstrap.allgather(bytes);
   if (!all) return all.status().with_context("finding which ranks share this host");
@@ -38,52 +32,6 @@ Result<bool> whole_job_on_this_host(Bootstrap& bootstrap) {
     if (!std::equal(theirs.begin(), theirs.end(), mine.begin(), mine.end())) return false;
   }
   return true;
-}
-
-// `rank` and `size` matter to the verbs and shm transports (a build may have no verbs).
-Result<std::unique_ptr<transport::Transport>> create_transport(const Config& config,
-                                                               [[maybe_unused]] int rank,
-                                                               [[maybe_unused]] int size) {
-  switch (config.transport) {
-    case TransportChoice::kShm: {
-      shm::ShmOptions options;
-      options.rank = rank;
-      options.size = size;
-      options.max_payload = std::max(config.eager_threshold, kMaxRemoteKey);
-      options.wake_on_every_message = config.progress_thread;
-      return shm::create_shm_transport(options);
-    }
-    case TransportChoice::kAuto:
-    case TransportChoice::kUcx:
-#ifdef TAGWIRE_HAVE_UCX
-      return ucx::create_ucx_transport(
-          ucx::UcxOptions{config.progress_thread || config.cancel_agent});
-#else
-      return Status(ErrorCode::kUnsupported,
-                    "this build has no UCX transport (libucx-dev missing)");
-#endif
-    case TransportChoice::kVerbs:
-#ifdef TAGWIRE_HAVE_VERBS
-    {
-      verbs::VerbsOptions options;
-      options.device = config.device;
-      options.rank = rank;
-      options.size = size;
-      options.max_payload = config.eager_threshold;
-      options.tag_matching = config.tag_matching;
-      options.connect = config.verbs_connect;
-      options.registration_cache = config.registration_cache;
-      options.ring_budget = config.verbs_ring_budget;
-      options.wake_on_every_message = config.progress_thread;
-      return verbs::create_verbs_transport(options);
-    }
-#else
-      return Status(ErrorCode::kUnsupported,
-                    "TAGWIRE_TRANSPORT=verbs: this build has no verbs transport (libibverbs-dev "
-                    "missing)");
-#endif
-  }
-  return Status(ErrorCode::kInternal, "unknown transport choice");
 }
 
 }  // namespace
@@ -101,14 +49,19 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   Config resolved = config;
   auto local = whole_job_on_this_host(*bootstrap);
   if (!local) return local.status();
-  if (config.transport == TransportChoice::kAuto) {
-    resolved.transport = *local ? TransportChoice::kShm : TransportChoice::kUcx;
+  auto entry = transport::choose_transport(built_transports(),
+                                           config.value_text("TAGWIRE_TRANSPORT"), *local);
+  if (!entry) return entry.status();
+  const transport::Capabilities& caps = (*entry)->capabilities;
+  if (!config.eager_threshold_set && caps.eager_threshold != 0) {
+    resolved.eager_threshold = caps.eager_threshold;
   }
-  if (!config.eager_threshold_set && resolved.transport != TransportChoice::kVerbs) {
-    resolved.eager_threshold =
-        resolved.transport == TransportChoice::kShm ? kShmEagerThreshold : kUcxEagerThreshold;
-  }
-  auto transport = create_transport(resolved, bootstrap->rank(), bootstrap->size());
+  transport::TransportSetup setup;
+  setup.rank = bootstrap->rank();
+  setup.size = bootstrap->size();
+  setup.config = &resolved;
+  setup.max_remote_key = kMaxRemoteKey;
+  auto transport = (*entry)->create(setup);
   if (!transport) return transport.status();
   return create(resolved, std::move(bootstrap), std::move(transport).value(), *local);
 }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "transport/registry.h"
 #include "transport/transport.h"
 
 namespace tagwire::shm {
@@ -32,5 +33,9 @@ struct ShmOptions {
 };
 
 Result<std::unique_ptr<transport::Transport>> create_shm_transport(const ShmOptions& options);
+
+// Its registration (transport/registry.h): ranks on this host only, chosen
+// first when the whole job is here.
+extern const transport::TransportEntry kTransportEntry;
 
 }  // namespace tagwire::shm

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "transport/registry.h"
 #include "transport/transport.h"
 
 namespace tagwire::ucx {
@@ -24,5 +25,9 @@ struct UcxOptions {
 // Creates the UCP context and worker. Fails with a clear Status if UCX
 // cannot start (no usable transport).
 Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOptions& options);
+
+// Its registration (transport/registry.h): every host UCX reaches; chosen
+// when the job spans hosts.
+extern const transport::TransportEntry kTransportEntry;
 
 }  // namespace tagwire::ucx

@@ -1443,4 +1443,39 @@ Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const Verbs
   return std::unique_ptr<transport::Transport>(std::move(t));
 }
 
+namespace {
+
+// Reads its own settings: TAGWIRE_DEVICE, TAGWIRE_TM, TAGWIRE_VERBS_CONNECT,
+// TAGWIRE_RCACHE and TAGWIRE_VERBS_RING_BUDGET.
+Result<std::unique_ptr<transport::Transport>> create_from_setup(
+    const transport::TransportSetup& setup) {
+  const Config& config = *setup.config;
+  VerbsOptions options;
+  options.device = config.device;
+  options.rank = setup.rank;
+  options.size = setup.size;
+  options.max_payload = config.eager_threshold;
+  options.tag_matching = config.tag_matching;
+  options.connect = config.verbs_connect;
+  options.registration_cache = config.registration_cache;
+  options.ring_budget = config.verbs_ring_budget;
+  options.wake_on_every_message = config.progress_thread;
+  return create_verbs_transport(options);
+}
+
+}  // namespace
+
+const transport::TransportEntry kTransportEntry{
+    "verbs",
+    "RDMA over rdma-core verbs: RC queue pairs, eager RDMA WRITE rings, rendezvous by READ",
+    {.one_host_only = false,
+     // Not chosen by itself: which device, and whether it beats UCX's own
+     // verbs lanes on it, is for the user to say.
+     .preference = 0,
+     .eager_threshold = 0,  // Config's: each ring slot is this size
+     .cpu_atomics = false,  // the NIC's atomics need not be coherent with the CPU's
+     .may_offload_tags = true,
+     .wake_events = true},
+    create_from_setup};
+
 }  // namespace tagwire::verbs

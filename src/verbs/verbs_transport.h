@@ -34,6 +34,7 @@
 
 #include "common/config.h"
 #include "common/status.h"
+#include "transport/registry.h"
 #include "transport/transport.h"
 #include "verbs/tm_srq.h"
 
@@ -70,5 +71,9 @@ struct VerbsOptions {
 };
 
 Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const VerbsOptions& options);
+
+// Its registration (transport/registry.h): RDMA devices, taken only when
+// named (TAGWIRE_TRANSPORT=verbs).
+extern const transport::TransportEntry kTransportEntry;
 
 }  // namespace tagwire::verbs

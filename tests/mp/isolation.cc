@@ -119,7 +119,7 @@ int intruder(const std::string& address_file, const std::string& done_file) {
   if (!config) return fail(config.status().to_string());
   if (config->transport == TransportChoice::kShm || config->transport == TransportChoice::kAuto) {
     shm::ShmOptions options;
-    options.max_payload = kShmEagerThreshold;
+    options.max_payload = shm::kTransportEntry.capabilities.eager_threshold;
     auto t = shm::create_shm_transport(options);
     if (!t) return fail(t.status().to_string());
     Status s = (*t)->set_peer_addresses({address});

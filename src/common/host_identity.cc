@@ -1,11 +1,11 @@
-#include "shm/host_identity.h"
+#include "common/host_identity.h"
 
 #include <sys/stat.h>
 
 #include <fstream>
 #include <sstream>
 
-namespace tagwire::shm {
+namespace tagwire {
 
 std::string host_identity() {
   std::ostringstream id;
@@ -19,4 +19,4 @@ std::string host_identity() {
   return id.str();
 }
 
-}  // namespace tagwire::shm
+}  // namespace tagwire

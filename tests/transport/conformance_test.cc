@@ -1,0 +1,373 @@
+// The transport conformance suite: what the engine relies on from every
+// transport (transport/transport.h), run over each transport this build
+// has (engine::built_transports()), as two ranks of a job in one process.
+// A transport that cannot start here (verbs without an RDMA device) skips
+// with its reason; a behaviour a transport does not declare in its
+// Capabilities (transport/registry.h) skips naming that capability, and is
+// then checked to be absent. ci/rxe-tests runs this suite in the soft-RoCE
+// VM, where verbs must run every test but the NIC's tag matching.
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/config.h"
+#include "engine/transport_list.h"
+#include "transport/registry.h"
+#include "transport/tag_offload.h"
+
+namespace tagwire::transport {
+namespace {
+
+struct Inbox : Receiver {
+  void on_message(std::span<const std::uint8_t> header,
+                  std::span<const std::uint8_t> payload) override {
+    headers.emplace_back(header.begin(), header.end());
+    payloads.emplace_back(payload.begin(), payload.end());
+  }
+  std::vector<std::string> headers;
+  std::vector<std::string> payloads;
+};
+
+std::span<const std::uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// Recognisable in every byte, so a torn or misplaced copy shows.
+std::string pattern(std::size_t n, std::size_t size) {
+  std::string s(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>((n * 131 + i * 7) & 0xff);
+  return s;
+}
+
+// Counts completions and keeps the first failure.
+struct Completions {
+  int done = 0;
+  Status first_error;
+  Completion callback() {
+    return {[](void* ctx, const Status& s) {
+              auto* self = static_cast<Completions*>(ctx);
+              ++self->done;
+              if (!s.is_ok() && self->first_error.is_ok()) self->first_error = s;
+            },
+            this};
+  }
+};
+
+class Conformance : public ::testing::TestWithParam<const TransportEntry*> {
+ protected:
+  void SetUp() override {
+    const TransportEntry& entry = *GetParam();
+    caps_ = entry.capabilities;
+    auto config = Config::from_environment();
+    ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+    config_ = *config;
+    if (!config_.eager_threshold_set && caps_.eager_threshold != 0) {
+      config_.eager_threshold = caps_.eager_threshold;
+    }
+    for (int rank = 0; rank < 2; ++rank) {
+      TransportSetup setup;
+      setup.rank = rank;
+      setup.size = 2;
+      setup.config = &config_;
+      setup.max_remote_key = 4096;
+      auto made = entry.create(setup);
+      // Only a missing device may keep a transport from starting (verbs
+      // on a host without RDMA); anything else is a failure.
+      if (!made.is_ok() && rank == 0 && made.status().code() == ErrorCode::kUnsupported) {
+        GTEST_SKIP() << entry.name << " cannot start here: " << made.status().to_string();
+      }
+      ASSERT_TRUE(made.is_ok()) << made.status().to_string();
+      side_[rank] = std::move(made).value();
+      side_[rank]->set_receiver(&inbox_[rank]);
+    }
+    std::vector<std::vector<std::uint8_t>> addresses = {side_[0]->address(), side_[1]->address()};
+    for (auto& t : side_) ASSERT_TRUE(t->set_peer_addresses(addresses).is_ok());
+  }
+
+  void TearDown() override {
+    if (!side_[0] || !side_[1]) return;
+    // Both close at once, as ranks do, each progressing after its own close
+    // until the other's is done: a close may wait for the peer (UCX over
+    // TCP flushes through it).
+    std::atomic<int> closed{0};
+    Status status[2];
+    auto close = [&](int rank) {
+      status[rank] = side_[rank]->disconnect_all();
+      closed.fetch_add(1);
+      while (closed.load() < 2) side_[rank]->progress();
+    };
+    std::thread other(close, 1);
+    close(0);
+    other.join();
+    EXPECT_TRUE(status[0].is_ok()) << status[0].to_string();
+    EXPECT_TRUE(status[1].is_ok()) << status[1].to_string();
+  }
+
+  // Drives both sides until `done`, for at most 30 s (the VM is slow).
+  template <typename Done>
+  bool progress_until(Done done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done()) {
+      side_[0]->progress();
+      side_[1]->progress();
+      if (std::chrono::steady_clock::now() > until) return false;
+    }
+    return true;
+  }
+
+  // One message each way, as the engine always has before it reads, writes
+  // or swaps at a peer (a rendezvous follows its RTS; the slot tables come
+  // through the bootstrap but a cancel follows the message): a transport
+  // that connects on first use (verbs under rdma_cm) may make the
+  // connection inside an operation, which waits for the peer's answer.
+  void introduce() {
+    Completions c;
+    const std::string hi = "hi";
+    auto r0 = side_[0]->send(1, bytes("hello"), bytes(hi), c.callback(), Delivery::kPolled);
+    auto r1 = side_[1]->send(0, bytes("hello"), bytes(hi), c.callback(), Delivery::kPolled);
+    ASSERT_TRUE(r0.is_ok() && r1.is_ok());
+    const int pending = (*r0 == Issued::kPending) + (*r1 == Issued::kPending);
+    ASSERT_TRUE(progress_until([&] {
+      return inbox_[0].payloads.size() == 1 && inbox_[1].payloads.size() == 1 && c.done == pending;
+    })) << "the introductions did not arrive";
+  }
+
+  // Waits for an operation that may finish at once or later.
+  void finish(const Result<Issued>& issued, Completions& c, int before) {
+    ASSERT_TRUE(issued.is_ok()) << issued.status().to_string();
+    if (*issued == Issued::kPending) {
+      ASSERT_TRUE(progress_until([&] { return c.done > before; })) << "no completion";
+    }
+    ASSERT_TRUE(c.first_error.is_ok()) << c.first_error.to_string();
+  }
+
+  Capabilities caps_;
+  Config config_;
+  std::unique_ptr<Transport> side_[2];
+  Inbox inbox_[2];
+  std::deque<std::string> sent_;  // payloads of pending sends (a deque: they never move)
+};
+
+TEST_P(Conformance, MessagesOfEverySizeArriveIntactAndInOrder) {
+  const std::size_t largest = config_.eager_threshold;
+  const std::vector<std::size_t> sizes = {0, 1, 8, 63, 64, 65, 1000, 4096, largest - 1, largest};
+  Completions c;
+  int pending = 0;
+  std::size_t n = 0;
+  for (int lap = 0; lap < 30; ++lap) {  // enough to fill any ring and wait for room
+    for (std::size_t size : sizes) {
+      const std::string header = "h" + std::to_string(n);
+      // The payload must outlive a pending send: keep every one.
+      sent_.push_back(pattern(n, size));
+      auto r =
+          side_[0]->send(1, bytes(header), bytes(sent_.back()), c.callback(), Delivery::kPolled);
+      ASSERT_TRUE(r.is_ok()) << "message " << n << ": " << r.status().to_string();
+      if (*r == Issued::kPending) ++pending;
+      ++n;
+      if (n % 7 == 0) side_[1]->progress();
+    }
+  }
+  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == n && c.done == pending; }))
+      << inbox_[1].payloads.size() << " of " << n << " arrived, " << c.done << " of " << pending
+      << " completions";
+  ASSERT_TRUE(c.first_error.is_ok()) << c.first_error.to_string();
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(inbox_[1].headers[i], "h" + std::to_string(i)) << "out of order at " << i;
+    ASSERT_EQ(inbox_[1].payloads[i], sent_[i]) << "message " << i;
+  }
+  EXPECT_TRUE(inbox_[0].payloads.empty()) << "a message came back to its sender";
+  EXPECT_GE(side_[0]->counters().messages_sent, n);
+  EXPECT_GE(side_[1]->counters().messages_received, n);
+}
+
+TEST_P(Conformance, BothRanksMaySpeakFirstAtOnce) {
+  Completions c;
+  std::string a = "from 0", b = "from 1";
+  auto r0 = side_[0]->send(1, bytes("x"), bytes(a), c.callback(), Delivery::kPolled);
+  auto r1 = side_[1]->send(0, bytes("y"), bytes(b), c.callback(), Delivery::kPolled);
+  ASSERT_TRUE(r0.is_ok() && r1.is_ok());
+  const int pending = (*r0 == Issued::kPending) + (*r1 == Issued::kPending);
+  ASSERT_TRUE(progress_until([&] {
+    return inbox_[0].payloads.size() == 1 && inbox_[1].payloads.size() == 1 && c.done == pending;
+  }));
+  EXPECT_EQ(inbox_[1].payloads[0], "from 0");
+  EXPECT_EQ(inbox_[0].payloads[0], "from 1");
+}
+
+TEST_P(Conformance, AReadReturnsTheOwnersBytes) {
+  introduce();
+  // Sizes on both sides of a shared read (shm splits reads from 512 KiB).
+  for (std::size_t size : {std::size_t{1}, std::size_t{4096}, std::size_t{3} << 20}) {
+    const std::string owned = pattern(size, size);
+    auto reg = side_[1]->register_memory(const_cast<char*>(owned.data()), owned.size(),
+                                         RemoteAccess::kRead);
+    ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+    std::string got(size, '\0');
+    Completions c;
+    auto r = side_[0]->read(1, {reinterpret_cast<std::uint8_t*>(got.data()), got.size()},
+                            (*reg)->address(), (*reg)->packed_key(), c.callback());
+    finish(r, c, 0);
+    ASSERT_TRUE(got == owned) << size << " bytes read differ from the owner's";
+  }
+}
+
+TEST_P(Conformance, AWriteLandsOnceFlushed) {
+  introduce();
+  std::string target(64 << 10, '\0');
+  auto reg = side_[1]->register_memory(target.data(), target.size(), RemoteAccess::kReadAndWrite);
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  const std::string data = pattern(5, 10000);
+  Completions c;
+  auto w =
+      side_[0]->write(1, bytes(data), (*reg)->address() + 100, (*reg)->packed_key(), c.callback());
+  finish(w, c, 0);
+  const int before = c.done;
+  auto f = side_[0]->flush(c.callback());
+  finish(f, c, before);
+  EXPECT_TRUE(target.compare(100, data.size(), data) == 0) << "the written bytes differ";
+  EXPECT_TRUE(target.compare(0, 100, std::string(100, '\0')) == 0) << "written before the address";
+  EXPECT_EQ(target[100 + data.size()], '\0') << "written past the end";
+}
+
+// One-sided send cancel: a sender's remote CAS and the owner's local CAS on
+// the same word, each seeing the other's result.
+TEST_P(Conformance, RemoteAndLocalCompareAndSwapSeeEachOther) {
+  introduce();
+  auto words = side_[1]->allocate_atomic_words(4);
+  ASSERT_TRUE(words.is_ok()) << words.status().to_string();
+  const Registration& reg = **words;
+  auto* word = reinterpret_cast<std::uint64_t*>(reg.address()) + 2;
+  const std::uint64_t remote = reg.address() + 2 * sizeof(std::uint64_t);
+  std::uint64_t old = 99;
+  Completions c;
+  auto r = side_[0]->compare_and_swap(1, remote, reg.packed_key(), 0, 7, &old, c.callback());
+  finish(r, c, 0);
+  EXPECT_EQ(old, 0u) << "the words start zeroed";
+  auto local = side_[1]->local_compare_and_swap(reg, word, 7, 9);
+  ASSERT_TRUE(local.is_ok()) << local.status().to_string();
+  EXPECT_EQ(*local, 7u) << "the owner does not see the peer's swap";
+  int before = c.done;
+  r = side_[0]->compare_and_swap(1, remote, reg.packed_key(), 7, 1, &old, c.callback());
+  finish(r, c, before);
+  EXPECT_EQ(old, 9u) << "the peer does not see the owner's swap";
+  local = side_[1]->local_compare_and_swap(reg, word, 9, 9);
+  ASSERT_TRUE(local.is_ok());
+  EXPECT_EQ(*local, 9u) << "a failed remote swap changed the word";
+  if (caps_.cpu_atomics) {
+    EXPECT_EQ(*word, 9u) << "declared cpu_atomics, yet the word differs";
+  }
+}
+
+TEST_P(Conformance, AWakeMessageRaisesTheSleepingPeersEvent) {
+  if (!caps_.wake_events) {
+    GTEST_SKIP() << GetParam()->name << " does not declare wake_events (a sleeper must also look)";
+  }
+  const int fd = side_[1]->event_fd();
+  ASSERT_GE(fd, 0) << "wake_events declared, but no event fd";
+  // Connect first (verbs under rdma_cm connects on first use).
+  Completions c;
+  auto r = side_[0]->send(1, bytes("hello"), {}, c.callback(), Delivery::kPolled);
+  ASSERT_TRUE(r.is_ok());
+  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == 1; }));
+  // Arm until nothing is pending, then only the peer may make the fd readable.
+  bool armed = false;
+  ASSERT_TRUE(progress_until([&] {
+    auto a = side_[1]->arm();
+    armed = a.is_ok() && *a;
+    return armed || !a.is_ok();
+  }));
+  ASSERT_TRUE(armed) << "arm() never said the transport was idle";
+  r = side_[0]->send(1, bytes("wake"), {}, c.callback(), Delivery::kWake);
+  ASSERT_TRUE(r.is_ok());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool raised = false;
+  while (!raised && std::chrono::steady_clock::now() < until) {
+    side_[0]->progress();  // only the sender: the sleeper does not poll
+    pollfd p{fd, POLLIN, 0};
+    raised = ::poll(&p, 1, 1) == 1;
+  }
+  EXPECT_TRUE(raised) << "a kWake message did not raise the event";
+  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == 2; }));
+  EXPECT_EQ(inbox_[1].headers[1], "wake");
+}
+
+TEST_P(Conformance, OffersTheNicsTagMatchingOnlyWhereDeclared) {
+  if (!caps_.may_offload_tags) {
+    EXPECT_EQ(side_[0]->tag_offload(), nullptr) << "tag matching offered but not declared";
+    GTEST_SKIP() << GetParam()->name << " does not declare may_offload_tags";
+  }
+  const TagOffload* offload = side_[0]->tag_offload();
+  if (offload == nullptr) {
+    GTEST_SKIP() << GetParam()->name
+                 << ": this device has no tag matching (IBV_TM_CAP_RC) or TAGWIRE_TM=off";
+  }
+  EXPECT_GT(offload->capacity(), 0u);
+}
+
+TEST(TransportRegistry, TheBuildHasSharedMemoryAndEveryEntryIsWhole) {
+  const TransportList built = engine::built_transports();
+  ASSERT_FALSE(built.empty());
+  bool shm = false;
+  for (std::size_t i = 0; i < built.size(); ++i) {
+    EXPECT_NE(built[i]->create, nullptr) << built[i]->name;
+    EXPECT_FALSE(built[i]->description.empty()) << built[i]->name;
+    shm |= built[i]->name == "shm";
+    for (std::size_t j = i + 1; j < built.size(); ++j) EXPECT_NE(built[i]->name, built[j]->name);
+  }
+  EXPECT_TRUE(shm) << "the shared-memory transport needs nothing and is always built";
+}
+
+// The choice among entries, over made-up ones.
+TEST(TransportRegistry, AutoTakesThePreferredTransportThatReachesTheJob) {
+  const TransportEntry local{
+      "local", "one host", {.one_host_only = true, .preference = 2}, nullptr};
+  const TransportEntry wide{"wide", "any host", {.one_host_only = false, .preference = 1}, nullptr};
+  const TransportEntry named{
+      "named", "when named", {.one_host_only = false, .preference = 0}, nullptr};
+  const TransportEntry* all[] = {&named, &wide, &local};
+  auto here = choose_transport(all, "auto", true);
+  ASSERT_TRUE(here.is_ok());
+  EXPECT_EQ((*here)->name, "local");
+  auto spread = choose_transport(all, "auto", false);
+  ASSERT_TRUE(spread.is_ok());
+  EXPECT_EQ((*spread)->name, "wide") << "a one-host transport taken for a job across hosts";
+  auto asked = choose_transport(all, "named", false);
+  ASSERT_TRUE(asked.is_ok());
+  EXPECT_EQ((*asked)->name, "named");
+  // Named, a one-host transport is the user's choice: it refuses strangers itself.
+  auto forced = choose_transport(all, "local", false);
+  ASSERT_TRUE(forced.is_ok());
+  EXPECT_EQ((*forced)->name, "local");
+}
+
+TEST(TransportRegistry, AMissingTransportIsAnErrorThatSaysWhatTheBuildHas) {
+  const TransportEntry local{
+      "local", "one host", {.one_host_only = true, .preference = 2}, nullptr};
+  const TransportEntry named{"named", "when named", {}, nullptr};
+  const TransportEntry* all[] = {&local, &named};
+  auto missing = choose_transport(all, "verbs", true);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(missing.status().message().find("it has: local named"), std::string::npos)
+      << missing.status().message();
+  auto none = choose_transport(all, "auto", false);
+  ASSERT_FALSE(none.is_ok()) << "nothing reaches other hosts by itself here";
+  EXPECT_NE(none.status().message().find("TAGWIRE_TRANSPORT"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Built, Conformance,
+                         ::testing::ValuesIn(engine::built_transports().begin(),
+                                             engine::built_transports().end()),
+                         [](const ::testing::TestParamInfo<const TransportEntry*>& param) {
+                           return std::string(param.param->name);
+                         });
+
+}  // namespace
+}  // namespace tagwire::transport
