@@ -45,8 +45,8 @@ bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int ta
   std::unique_lock lock(mutex_);
   // An earlier receive could match what arrives next, or a message that
   // matches is queued already: both are the request path's.
-  if (unnamed_.state != UnnamedReceive::State::kIdle || matcher_.posted_count() != 0 ||
-      (matcher_.unexpected_count() != 0 && matcher_.probe(pattern))) {
+  if (unnamed_.state != UnnamedReceive::State::kIdle || matching_.matcher().posted_count() != 0 ||
+      (matching_.matcher().unexpected_count() != 0 && matching_.matcher().probe(pattern))) {
     return false;
   }
   unnamed_.pattern = pattern;
@@ -83,7 +83,7 @@ bool Engine::take_unnamed(const Header& h, std::span<const std::uint8_t> payload
   if (h.length > 0) std::memcpy(unnamed_.buffer, payload.data(), h.length);
   if ((h.flags & kFlagSync) != 0) send_control(h.origin, MessageType::kSyncAck, h.request_id);
   finish_unnamed(h.source, h.tag, h.length, Status::ok());
-  matcher_.count_software_match();
+  matching_.matcher().count_software_match();
   ++counters_.receives_unnamed;
   return true;
 }

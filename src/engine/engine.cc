@@ -172,7 +172,7 @@ Status Engine::start_up() {
   transport_->set_receiver(this);
   if (offload != nullptr) {
     offload_ = offload;
-    matcher_ = matching::OffloadedMatcher(offload->capacity());
+    matching_.use_nic(offload->capacity());
     offload_->set_sink(this);
   }
 
@@ -601,13 +601,11 @@ Status Engine::start_receive(Request* r) {
   matching::ReceivePattern pattern{r->collective ? comm->collective_context() : comm->p2p_context(),
                                    r->peer, r->tag};
   settle_unexpected(pattern, true);  // one-sided cancel: claim before taking
-  auto posted = matcher_.post_receive(pattern, r->id);
+  auto posted = matching_.post_receive(pattern, r->id);
   flush_nic_ops();
-  if (posted.matched) {
-    auto it = unexpected_.find(posted.message.cookie);
-    std::unique_ptr<PendingMessage> message = std::move(it->second);
-    unexpected_.erase(it);
-    deliver(r, *message, message->data);
+  if (posted.message) {
+    PendingMessage& message = *posted.message;
+    deliver(r, message, message.data);
     run_deferred();
   } else {
     r->receive_handle = posted.handle;
@@ -622,7 +620,7 @@ Status Engine::start_receive(Request* r) {
 }
 
 bool Engine::withdraw_receive(Request* r, const Status& reason) {
-  switch (matcher_.cancel_receive(r->receive_handle)) {
+  switch (matching_.matcher().cancel_receive(r->receive_handle)) {
     case matching::OffloadedMatcher::CancelOutcome::kCancelled:
       return true;
     case matching::OffloadedMatcher::CancelOutcome::kAlreadyMatched:
@@ -651,7 +649,7 @@ void Engine::complete_withdrawn(Request* r, const Status& reason) {
 }
 
 void Engine::post_nic_ops() {
-  std::vector<matching::NicOp> ops = matcher_.take_ops();
+  std::vector<matching::NicOp> ops = matching_.matcher().take_ops();
   if (ops.empty()) return;
   if (Status s = offload_->post_ops(ops); !s.is_ok()) {
     // The book now says the NIC has what it does not: nothing to recover.
@@ -829,20 +827,21 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
   // matching or one-sided cancel on, so neither block below is skipped).
   if (unnamed_.armed_for(h) && how == Arrival::kUntagged && take_unnamed(h, payload)) return;
   matching::IncomingMessage incoming{
-      {h.context, h.source, h.tag}, h.request_id, h.length, next_unexpected_cookie_};
+      {h.context, h.source, h.tag}, h.request_id, h.length, matching_.next_cookie()};
   if (one_sided_ && h.slot != 0) {
     PendingMessage message = pending_from(h, true);
     // Cancelled by its sender already, or about to match a receive that
     // must first win the slot descriptor: a message lost either way is
     // dropped here and never seen by a receive or a probe.
-    if (undeliverable(message) || (matcher_.would_match(incoming.envelope) && !claim(message))) {
+    if (undeliverable(message) ||
+        (matching_.matcher().would_match(incoming.envelope) && !claim(message))) {
       ++counters_.messages_cancelled;
       return;
     }
   }
-  auto arrival = how == Arrival::kUntagged
-                     ? matcher_.on_untagged(incoming)
-                     : matcher_.on_unexpected(incoming, how == Arrival::kTaggedSyncRequested);
+  auto arrival = how == Arrival::kUntagged ? matching_.matcher().on_untagged(incoming)
+                                           : matching_.matcher().on_unexpected(
+                                                 incoming, how == Arrival::kTaggedSyncRequested);
   if (arrival.matched && h.type == MessageType::kEager) {
     // An expected eager message (the common case): copied straight from
     // the transport's buffer, no PendingMessage made.
@@ -856,8 +855,7 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
     deliver(r, message, payload);
   } else {
     message.data.assign(payload.begin(), payload.end());
-    unexpected_.emplace(next_unexpected_cookie_++,
-                        std::make_unique<PendingMessage>(std::move(message)));
+    matching_.keep(incoming.cookie, std::make_unique<PendingMessage>(std::move(message)));
     ++counters_.unexpected;
   }
 }
@@ -1032,11 +1030,11 @@ Result<bool> Engine::iprobe(int source, int tag, Communicator* comm, MessageStat
   std::lock_guard lock(mutex_);
   matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
   settle_unexpected(pattern, false);  // a probe never shows a cancelled send
-  auto found = matcher_.probe(pattern);
+  auto found = matching_.matcher().probe(pattern);
   if (!found) {
     progress_locked();
     settle_unexpected(pattern, false);
-    found = matcher_.probe(pattern);
+    found = matching_.matcher().probe(pattern);
   }
   if (!found) return false;
   if (status != nullptr) {
@@ -1072,18 +1070,16 @@ Result<std::unique_ptr<Message>> Engine::improbe(int source, int tag, Communicat
   std::lock_guard lock(mutex_);
   matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
   settle_unexpected(pattern, true);  // mprobe takes the message: claim it first
-  auto found = matcher_.mprobe(pattern);
+  auto found = matching_.mprobe(pattern);
   if (!found) {
     progress_locked();
     settle_unexpected(pattern, true);
-    found = matcher_.mprobe(pattern);
+    found = matching_.mprobe(pattern);
   }
   if (!found) return std::unique_ptr<Message>();
-  auto it = unexpected_.find(found->cookie);
   auto message = std::make_unique<Message>();
-  message->pending = std::move(*it->second);
+  message->pending = std::move(*found->message);
   message->comm = comm;
-  unexpected_.erase(it);
   if (status != nullptr) {
     *status = MessageStatus{};
     status->source = message->pending.source;
@@ -1372,8 +1368,8 @@ Status Engine::barrier(Communicator* comm) {
 EngineCounters Engine::counters() const {
   std::lock_guard lock(mutex_);
   EngineCounters c = counters_;
-  c.matching = matcher_.counters();
-  c.nic_entries_in_book = matcher_.nic_entries();
+  c.matching = matching_.matcher().counters();
+  c.nic_entries_in_book = matching_.matcher().nic_entries();
   return c;
 }
 

@@ -43,6 +43,7 @@
 #include "engine/communicator.h"
 #include "engine/engine_lock.h"
 #include "engine/idle_backoff.h"
+#include "engine/matching_state.h"
 #include "engine/request.h"
 #include "engine/slot_descriptor.h"
 #include "engine/unnamed_receive.h"
@@ -511,10 +512,8 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   // Software decides every match. Where the transport offers the NIC's
   // tag matching (tag_offload()), the NIC holds copies of some posted
   // receives and may consume them; else its capacity is 0.
-  matching::OffloadedMatcher matcher_{0};
+  MatchingState matching_;
   transport::TagOffload* offload_ = nullptr;
-  std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> unexpected_;
-  std::uint64_t next_unexpected_cookie_ = 1;
   RequestTable requests_;
   RequestPool request_pool_;
   std::uint64_t next_send_id_ = 0;

@@ -21,7 +21,7 @@ Result<Header> Engine::decode_tagged(std::span<const std::uint8_t> header,
 
 void Engine::on_tag_match(std::uint64_t entry, std::span<const std::uint8_t> header,
                           std::span<const std::uint8_t> payload) {
-  auto match = matcher_.on_nic_match(entry);
+  auto match = matching_.matcher().on_nic_match(entry);
   if (!match) {
     ++counters_.nic_errors;
     TW_ERROR("engine", "tag matching: " << match.status().to_string());
@@ -55,7 +55,7 @@ void Engine::on_tag_unexpected(std::span<const std::uint8_t> header,
   auto decoded = decode_tagged(header, payload);
   if (!decoded) {
     // The NIC counted it: so does software, or the counts part for good.
-    matcher_.on_unmatchable(sync_requested);
+    matching_.matcher().on_unmatchable(sync_requested);
     ++counters_.dropped_messages;
     TW_WARN("engine", "dropped a tagged message: " << decoded.status().to_string());
     return;
@@ -67,13 +67,13 @@ void Engine::on_tag_op_done(matching::NicOp::Kind kind, std::uint64_t entry, boo
                             bool sync_requested) {
   switch (kind) {
     case matching::NicOp::Kind::kAdd:
-      if (Status s = matcher_.on_add_done(entry, ok, sync_requested); !s.is_ok()) {
+      if (Status s = matching_.matcher().on_add_done(entry, ok, sync_requested); !s.is_ok()) {
         ++counters_.nic_errors;
         TW_ERROR("engine", "tag matching: " << s.to_string());
       }
       return;
     case matching::NicOp::Kind::kDel: {
-      auto cancelled = matcher_.on_del_done(entry, ok, sync_requested);
+      auto cancelled = matching_.matcher().on_del_done(entry, ok, sync_requested);
       if (!cancelled) {
         ++counters_.nic_errors;
         TW_ERROR("engine", "tag matching: " << cancelled.status().to_string());
@@ -92,13 +92,13 @@ void Engine::on_tag_op_done(matching::NicOp::Kind kind, std::uint64_t entry, boo
       return;
     }
     case matching::NicOp::Kind::kSync:
-      matcher_.on_sync_done(sync_requested);
+      matching_.matcher().on_sync_done(sync_requested);
       return;
   }
 }
 
 void Engine::on_tag_batch_end() {
-  matcher_.end_of_batch();
+  matching_.matcher().end_of_batch();
   flush_nic_ops();
 }
 

@@ -67,22 +67,21 @@ void Engine::on_cancel_request(const Header& h) {
     on_cancel_notice(h);  // one-sided: decided already, purge the message
     return;
   }
-  auto taken = matcher_.cancel_unexpected(h.context, h.source, h.request_id);
+  // Taken with its data, or the sender's rkey: never read.
+  auto taken = matching_.cancel_unexpected(h.context, h.source, h.request_id);
   std::uint8_t flags = 0;
   if (taken) {
-    auto it = unexpected_.find(taken->cookie);
     // A message that holds a slot descriptor is arbitrated on it even
     // here, so that no path decides without the word (an unexpected
     // message is not claimed yet: the CAS succeeds).
-    if (one_sided_ && it->second->slot != 0) {
-      const PendingMessage& m = *it->second;
+    if (one_sided_ && taken->message->slot != 0) {
+      const PendingMessage& m = *taken->message;
       auto old = transport_->local_compare_and_swap(
           *slot_registration_, slot_word(m), m.slot_expected, SlotWord::cancelled(m.slot_expected));
       if (!old || (*old != m.slot_expected && *old != SlotWord::cancelled(m.slot_expected))) {
         TW_ERROR("engine", "an unexpected message's slot descriptor was already claimed");
       }
     }
-    unexpected_.erase(it);  // its data, or the sender's rkey: never read
     ++counters_.messages_cancelled;
     flags = kFlagCancelled;
   } else {

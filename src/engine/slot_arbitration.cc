@@ -233,18 +233,17 @@ bool Engine::undeliverable(const PendingMessage& m) {
 
 void Engine::drop_cancelled(matching::ContextId context, matching::Rank source,
                             std::uint64_t sender_request_id) {
-  auto taken = matcher_.cancel_unexpected(context, source, sender_request_id);
+  auto taken = matching_.cancel_unexpected(context, source, sender_request_id);
   if (!taken) return;  // dropped already, when the receiver met it
-  unexpected_.erase(taken->cookie);
   ++counters_.messages_cancelled;
 }
 
 void Engine::settle_unexpected(const matching::ReceivePattern& pattern, bool claim_head) {
   if (!one_sided_) return;
   for (;;) {
-    auto head = matcher_.probe(pattern);
+    auto head = matching_.matcher().probe(pattern);
     if (!head) return;
-    const PendingMessage& m = *unexpected_.at(head->cookie);
+    const PendingMessage& m = matching_.queued(*head);
     if (m.slot == 0) return;
     if (claim_head ? claim(m) : !undeliverable(m)) return;
     // Its sender won: the next one in line.

@@ -270,11 +270,12 @@ class ShmTransportImpl final : public transport::Transport {
     if (!record_allowed(header, payload)) {
       if (header.size() > kMaxRecordHeader || header.empty()) {
         // (A header-less record is the transport's own: a HelpRequest.)
-        return Status(ErrorCode::kInternal,
+        return Status(ErrorCode::kInvalidArgument,
                       "message header empty or larger than the transport allows");
       }
-      return Status(ErrorCode::kInternal, "message of " + std::to_string(payload.size()) +
-                                              " B larger than the shared-memory rings carry");
+      return Status(ErrorCode::kInvalidArgument,
+                    "message of " + std::to_string(payload.size()) +
+                        " B larger than the shared-memory rings carry");
     }
     Peer* found = ready_peer(peer);
     if (found == nullptr) {

@@ -125,6 +125,9 @@ class Transport {
 
   // Sends header + payload as one message on the ordered channel to `peer`.
   // The header is copied; the payload must stay valid until completion.
+  // A header that is empty or longer than max_header(), or a payload longer
+  // than the transport was made for (TransportSetup), is refused with
+  // kInvalidArgument and nothing is sent.
   virtual Result<Issued> send(PeerId peer, std::span<const std::uint8_t> header,
                               std::span<const std::uint8_t> payload, Completion done,
                               Delivery delivery) = 0;

@@ -108,7 +108,7 @@ class UcxTransportImpl final : public transport::Transport {
                       std::span<const std::uint8_t> payload, Completion done,
                       transport::Delivery) override {  // every AM arrival raises the event
     if (header.size() > kMaxHeader) {
-      return Status(ErrorCode::kInternal, "message header larger than the transport allows");
+      return Status(ErrorCode::kInvalidArgument, "message header larger than the transport allows");
     }
     auto ep = endpoint(peer);
     if (!ep) return ep.status();

@@ -187,6 +187,21 @@ TEST_P(Conformance, MessagesOfEverySizeArriveIntactAndInOrder) {
   EXPECT_GE(side_[1]->counters().messages_received, n);
 }
 
+TEST_P(Conformance, AnOversizeMessageIsRefusedAndNothingIsLost) {
+  introduce();
+  Completions c;
+  const std::string too_long(side_[0]->max_header() + 1, 'h');
+  auto refused = side_[0]->send(1, bytes(too_long), {}, c.callback(), Delivery::kPolled);
+  ASSERT_FALSE(refused.is_ok()) << "a header longer than max_header() was sent";
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument) << refused.status().to_string();
+  const std::string after = "after";
+  auto r = side_[0]->send(1, bytes("next"), bytes(after), c.callback(), Delivery::kPolled);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == 2; }));
+  EXPECT_EQ(inbox_[1].payloads[1], "after");
+  EXPECT_EQ(c.done, (*r == Issued::kPending) ? 1 : 0) << "the refused send completed";
+}
+
 TEST_P(Conformance, BothRanksMaySpeakFirstAtOnce) {
   Completions c;
   std::string a = "from 0", b = "from 1";

@@ -1,0 +1,109 @@
+// MatchingState: the engine's matching state with one owner. The matcher
+// holds envelopes (posted receives, unexpected messages' envelopes and the
+// NIC's book); the payloads of unexpected messages (eager bytes, an RTS's
+// remote key) live here beside it, keyed by the cookie each envelope
+// carries. Every way a queued message leaves the matcher (a receive that
+// takes it, mprobe, a send cancel) goes through this class and hands back
+// the payload with the envelope, so the two cannot fall out of step.
+//
+// matcher() stays open for what takes no queued message: posting that
+// queues, arrivals, probe, counters and the NIC's bookkeeping.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "engine/request.h"
+#include "matching/offloaded_matcher.h"
+
+namespace tagwire::engine {
+
+class MatchingState {
+ public:
+  // A queued message taken out: its envelope and its payload.
+  struct Taken {
+    matching::IncomingMessage envelope;
+    std::unique_ptr<PendingMessage> message;
+  };
+  // A receive posted: either it took a queued message (`message` set) or it
+  // waits in the matcher under `handle`.
+  struct Posted {
+    matching::ReceiveHandle handle;
+    std::unique_ptr<PendingMessage> message;
+  };
+
+  // A NIC that holds up to `nic_capacity` posted receives (0: none).
+  void use_nic(std::uint32_t nic_capacity) {
+    assert(payloads_.empty() && matcher_.posted_count() == 0);
+    matcher_ = matching::OffloadedMatcher(nic_capacity);
+  }
+
+  matching::OffloadedMatcher& matcher() { return matcher_; }
+  const matching::OffloadedMatcher& matcher() const { return matcher_; }
+
+  // The cookie the next arrival's envelope must carry, in case it is queued.
+  std::uint64_t next_cookie() const { return next_cookie_; }
+
+  // An arrival the matcher queued as unexpected (its envelope carried
+  // `cookie`, from next_cookie()): keeps its payload until it is taken.
+  void keep(std::uint64_t cookie, std::unique_ptr<PendingMessage> message) {
+    assert(cookie == next_cookie_);
+    payloads_.emplace(cookie, std::move(message));
+    next_cookie_ = cookie + 1;
+  }
+
+  Posted post_receive(const matching::ReceivePattern& pattern, std::uint64_t receive_cookie) {
+    auto posted = matcher_.post_receive(pattern, receive_cookie);
+    Posted result;
+    if (posted.matched) {
+      result.message = take_payload(posted.message.cookie);
+    } else {
+      result.handle = posted.handle;
+    }
+    return result;
+  }
+
+  // The queued message a receive with `pattern` would take, removed (only
+  // an mrecv of it can receive it).
+  std::optional<Taken> mprobe(const matching::ReceivePattern& pattern) {
+    return taken(matcher_.mprobe(pattern));
+  }
+
+  // Send cancel at the receiver: the newest queued message from (context,
+  // source) with the sender's request id, removed; nothing if it matched.
+  std::optional<Taken> cancel_unexpected(matching::ContextId context, matching::Rank source,
+                                         std::uint64_t sender_request_id) {
+    return taken(matcher_.cancel_unexpected(context, source, sender_request_id));
+  }
+
+  // A queued message's payload, left in place (the envelope from probe()).
+  const PendingMessage& queued(const matching::IncomingMessage& envelope) const {
+    return *payloads_.at(envelope.cookie);
+  }
+
+  std::size_t queued_count() const { return payloads_.size(); }
+
+ private:
+  std::unique_ptr<PendingMessage> take_payload(std::uint64_t cookie) {
+    auto it = payloads_.find(cookie);
+    assert(it != payloads_.end());
+    std::unique_ptr<PendingMessage> message = std::move(it->second);
+    payloads_.erase(it);
+    return message;
+  }
+
+  std::optional<Taken> taken(std::optional<matching::IncomingMessage> envelope) {
+    if (!envelope) return std::nullopt;
+    return Taken{*envelope, take_payload(envelope->cookie)};
+  }
+
+  matching::OffloadedMatcher matcher_{0};
+  std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> payloads_;
+  std::uint64_t next_cookie_ = 1;
+};
+
+}  // namespace tagwire::engine
