@@ -37,13 +37,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/bootstrap.h"
-#include "engine/frame_io.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/frame_io.h"
 
 namespace {
 
 using namespace tagwire;
-using namespace tagwire::engine;
+using namespace tagwire::bootstrap;
 using Clock = std::chrono::steady_clock;
 
 int g_signal_pipe[2] = {-1, -1};

@@ -38,8 +38,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bootstrap/bootstrap.h"
 #include "common/config.h"
-#include "engine/bootstrap.h"
 #include "engine/communicator.h"
 #include "engine/engine_lock.h"
 #include "engine/idle_backoff.h"
@@ -59,6 +59,10 @@ class Topology;
 }  // namespace tagwire
 
 namespace tagwire::engine {
+
+// The engine starts from a bootstrap (src/bootstrap) and names it as its own.
+using bootstrap::Bootstrap;
+using bootstrap::create_bootstrap;
 
 inline constexpr int kAnySource = matching::kAnySource;
 inline constexpr int kAnyTag = matching::kAnyTag;

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "../support/plain_memory.h"
-#include "engine/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 #include "transport/transport.h"
 
 namespace tagwire::engine::fuzz {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 namespace tagwire::testing {
 
@@ -46,7 +46,7 @@ class ThreadMeeting {
   std::uint64_t round_ = 0;
 };
 
-class ThreadBootstrap final : public engine::Bootstrap {
+class ThreadBootstrap final : public bootstrap::Bootstrap {
  public:
   ThreadBootstrap(ThreadMeeting* meeting, int rank) : meeting_(meeting), rank_(rank) {}
   std::string_view kind() const override { return "threads"; }

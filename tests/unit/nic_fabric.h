@@ -44,8 +44,8 @@
 
 #include "../support/plain_memory.h"
 #include "../support/thread_bootstrap.h"
+#include "bootstrap/bootstrap.h"
 #include "contract_nic.h"
-#include "engine/bootstrap.h"
 #include "engine/engine.h"
 #include "transport/tag_offload.h"
 #include "transport/transport.h"

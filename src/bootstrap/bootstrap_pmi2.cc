@@ -6,7 +6,7 @@
 // source rank given to PMI2_KVS_Get is only a hint), so without it every
 // rank overwrote the others' parts. The job token is rank 0's random number,
 // exchanged in round 0 through the job's own key-value space.
-#include "engine/bootstrap_pmi2.h"
+#include "bootstrap/bootstrap_pmi2.h"
 
 #include <slurm/pmi2.h>
 
@@ -14,9 +14,9 @@
 #include <cstring>
 #include <string>
 
-#include "engine/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
-namespace tagwire::engine {
+namespace tagwire::bootstrap {
 
 namespace {
 
@@ -124,4 +124,4 @@ Result<std::unique_ptr<Bootstrap>> create_pmi2_bootstrap() {
   return std::unique_ptr<Bootstrap>(std::move(bootstrap));
 }
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::bootstrap

@@ -3,10 +3,10 @@
 
 #include <memory>
 
-#include "engine/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
-namespace tagwire::engine {
+namespace tagwire::bootstrap {
 
 Result<std::unique_ptr<Bootstrap>> create_pmix_bootstrap();
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::bootstrap

@@ -1,4 +1,4 @@
-#include "engine/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 #include <poll.h>
 #include <sys/random.h>
@@ -13,16 +13,16 @@
 #include <string>
 #include <utility>
 
-#include "engine/frame_io.h"
+#include "bootstrap/frame_io.h"
 
 #ifdef TAGWIRE_HAVE_PMIX
-#include "engine/bootstrap_pmix.h"
+#include "bootstrap/bootstrap_pmix.h"
 #endif
 #ifdef TAGWIRE_HAVE_PMI2
-#include "engine/bootstrap_pmi2.h"
+#include "bootstrap/bootstrap_pmi2.h"
 #endif
 
-namespace tagwire::engine {
+namespace tagwire::bootstrap {
 
 Status Bootstrap::barrier() {
   auto all = allgather({});
@@ -283,4 +283,4 @@ Result<std::unique_ptr<Bootstrap>> create_bootstrap() {
   return std::unique_ptr<Bootstrap>(new SingletonBootstrap);
 }
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::bootstrap

@@ -1,4 +1,4 @@
-#include "engine/frame_io.h"
+#include "bootstrap/frame_io.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-namespace tagwire::engine {
+namespace tagwire::bootstrap {
 
 namespace {
 
@@ -99,4 +99,4 @@ Result<std::vector<std::vector<std::uint8_t>>> unpack_table(std::span<const std:
   return entries;
 }
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::bootstrap

@@ -3,7 +3,7 @@
 // round-numbered key, fences with data collection, and reads every rank's.
 // The job token is rank 0's random number, published through the job's own
 // PMIx namespace: only members of this job can learn it.
-#include "engine/bootstrap_pmix.h"
+#include "bootstrap/bootstrap_pmix.h"
 
 #include <pmix.h>
 
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-namespace tagwire::engine {
+namespace tagwire::bootstrap {
 
 namespace {
 
@@ -132,4 +132,4 @@ Result<std::unique_ptr<Bootstrap>> create_pmix_bootstrap() {
   return std::unique_ptr<Bootstrap>(std::move(bootstrap));
 }
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::bootstrap

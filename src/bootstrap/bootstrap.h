@@ -16,7 +16,7 @@
 
 #include "common/status.h"
 
-namespace tagwire::engine {
+namespace tagwire::bootstrap {
 
 class Bootstrap {
  public:
@@ -76,4 +76,4 @@ Result<std::vector<std::uint8_t>> key_from_hex(std::string_view hex);
 std::uint64_t token_from_key(std::span<const std::uint8_t> key);
 }  // namespace local_bootstrap
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::bootstrap

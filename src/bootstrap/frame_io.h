@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace tagwire::engine {
+namespace tagwire::bootstrap {
 
 // Frames above this are refused: the bootstrap carries addresses, not data.
 inline constexpr std::uint32_t kMaxFrame = 16u << 20;
@@ -20,4 +20,4 @@ Result<std::vector<std::uint8_t>> read_frame(int fd);
 std::vector<std::uint8_t> pack_table(const std::vector<std::vector<std::uint8_t>>& entries);
 Result<std::vector<std::vector<std::uint8_t>>> unpack_table(std::span<const std::uint8_t> bytes);
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::bootstrap
