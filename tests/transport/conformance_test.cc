@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/byte_patterns.h"
 #include "common/config.h"
 #include "engine/transport_list.h"
 #include "transport/registry.h"
@@ -35,16 +36,8 @@ struct Inbox : Receiver {
   std::vector<std::string> payloads;
 };
 
-std::span<const std::uint8_t> bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-// Recognisable in every byte, so a torn or misplaced copy shows.
-std::string pattern(std::size_t n, std::size_t size) {
-  std::string s(size, '\0');
-  for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>((n * 131 + i * 7) & 0xff);
-  return s;
-}
+using tagwire::testing::bytes;
+using tagwire::testing::payload_for;
 
 // Counts completions and keeps the first failure.
 struct Completions {
@@ -165,7 +158,7 @@ TEST_P(Conformance, MessagesOfEverySizeArriveIntactAndInOrder) {
     for (std::size_t size : sizes) {
       const std::string header = "h" + std::to_string(n);
       // The payload must outlive a pending send: keep every one.
-      sent_.push_back(pattern(n, size));
+      sent_.push_back(payload_for(n, size));
       auto r =
           side_[0]->send(1, bytes(header), bytes(sent_.back()), c.callback(), Delivery::kPolled);
       ASSERT_TRUE(r.is_ok()) << "message " << n << ": " << r.status().to_string();
@@ -220,7 +213,7 @@ TEST_P(Conformance, AReadReturnsTheOwnersBytes) {
   introduce();
   // Sizes on both sides of a shared read (shm splits reads from 512 KiB).
   for (std::size_t size : {std::size_t{1}, std::size_t{4096}, std::size_t{3} << 20}) {
-    const std::string owned = pattern(size, size);
+    const std::string owned = payload_for(size, size);
     auto reg = side_[1]->register_memory(const_cast<char*>(owned.data()), owned.size(),
                                          RemoteAccess::kRead);
     ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
@@ -238,7 +231,7 @@ TEST_P(Conformance, AWriteLandsOnceFlushed) {
   std::string target(64 << 10, '\0');
   auto reg = side_[1]->register_memory(target.data(), target.size(), RemoteAccess::kReadAndWrite);
   ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
-  const std::string data = pattern(5, 10000);
+  const std::string data = payload_for(5, 10000);
   Completions c;
   auto w =
       side_[0]->write(1, bytes(data), (*reg)->address() + 100, (*reg)->packed_key(), c.callback());

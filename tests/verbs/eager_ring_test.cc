@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/byte_patterns.h"
+
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -14,9 +16,7 @@
 namespace tagwire::verbs {
 namespace {
 
-std::span<const std::uint8_t> bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
+using tagwire::testing::bytes;
 std::string text(std::span<const std::uint8_t> b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/byte_patterns.h"
 #include "test_device.h"
 #include "verbs/verbs_transport.h"
 
@@ -38,16 +39,8 @@ struct Inbox final : transport::Receiver {
   }
 };
 
-std::span<const std::uint8_t> bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-// Payload n: recognisable in every byte, so a torn or misplaced WRITE shows.
-std::string payload_for(std::size_t n, std::size_t size) {
-  std::string s(size, '\0');
-  for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>((n * 131 + i * 7) & 0xff);
-  return s;
-}
+using tagwire::testing::bytes;
+using tagwire::testing::payload_for;  // recognisable in every byte: a torn or misplaced WRITE shows
 
 class TransportPair : public ::testing::TestWithParam<VerbsConnectChoice> {
  protected:
