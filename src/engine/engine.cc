@@ -1078,7 +1078,7 @@ Result<std::unique_ptr<Message>> Engine::improbe(int source, int tag, Communicat
   }
   if (!found) return std::unique_ptr<Message>();
   auto message = std::make_unique<Message>();
-  message->pending = std::move(*found->message);
+  message->pending = std::move(*found);
   message->comm = comm;
   if (status != nullptr) {
     *status = MessageStatus{};

@@ -35,7 +35,6 @@
 #include <set>
 #include <span>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"

@@ -24,11 +24,6 @@ namespace tagwire::engine {
 
 class MatchingState {
  public:
-  // A queued message taken out: its envelope and its payload.
-  struct Taken {
-    matching::IncomingMessage envelope;
-    std::unique_ptr<PendingMessage> message;
-  };
   // A receive posted: either it took a queued message (`message` set) or it
   // waits in the matcher under `handle`.
   struct Posted {
@@ -68,15 +63,16 @@ class MatchingState {
   }
 
   // The queued message a receive with `pattern` would take, removed (only
-  // an mrecv of it can receive it).
-  std::optional<Taken> mprobe(const matching::ReceivePattern& pattern) {
+  // an mrecv of it can receive it); null if none.
+  std::unique_ptr<PendingMessage> mprobe(const matching::ReceivePattern& pattern) {
     return taken(matcher_.mprobe(pattern));
   }
 
   // Send cancel at the receiver: the newest queued message from (context,
-  // source) with the sender's request id, removed; nothing if it matched.
-  std::optional<Taken> cancel_unexpected(matching::ContextId context, matching::Rank source,
-                                         std::uint64_t sender_request_id) {
+  // source) with the sender's request id, removed; null if it matched.
+  std::unique_ptr<PendingMessage> cancel_unexpected(matching::ContextId context,
+                                                    matching::Rank source,
+                                                    std::uint64_t sender_request_id) {
     return taken(matcher_.cancel_unexpected(context, source, sender_request_id));
   }
 
@@ -96,9 +92,8 @@ class MatchingState {
     return message;
   }
 
-  std::optional<Taken> taken(std::optional<matching::IncomingMessage> envelope) {
-    if (!envelope) return std::nullopt;
-    return Taken{*envelope, take_payload(envelope->cookie)};
+  std::unique_ptr<PendingMessage> taken(const std::optional<matching::IncomingMessage>& envelope) {
+    return envelope ? take_payload(envelope->cookie) : nullptr;
   }
 
   matching::OffloadedMatcher matcher_{0};

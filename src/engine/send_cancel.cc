@@ -74,8 +74,8 @@ void Engine::on_cancel_request(const Header& h) {
     // A message that holds a slot descriptor is arbitrated on it even
     // here, so that no path decides without the word (an unexpected
     // message is not claimed yet: the CAS succeeds).
-    if (one_sided_ && taken->message->slot != 0) {
-      const PendingMessage& m = *taken->message;
+    if (one_sided_ && taken->slot != 0) {
+      const PendingMessage& m = *taken;
       auto old = transport_->local_compare_and_swap(
           *slot_registration_, slot_word(m), m.slot_expected, SlotWord::cancelled(m.slot_expected));
       if (!old || (*old != m.slot_expected && *old != SlotWord::cancelled(m.slot_expected))) {
