@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench_check.h"
+#include "cancel/send_cancel_factory.h"
 #include "engine/engine.h"
 
 namespace {
@@ -104,7 +105,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: tagwire-run -n 2 cancel_bench [iterations]\n");
     return 2;
   }
-  auto engine = check(Engine::create_from_environment(), "engine start");
+  auto engine =
+      check(Engine::create_from_environment(&tagwire::cancel::create_send_cancel), "engine start");
   Engine& e = *engine;
   if (e.world_size() < 2) {
     std::fprintf(stderr, "cancel_bench needs 2 ranks: tagwire-run -n 2 %s\n", argv[0]);

@@ -18,8 +18,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "cancel/sender_slots.h"
 #include "engine/request.h"
-#include "engine/slot_descriptor.h"
 #include "engine/wire.h"
 #include "matching/matcher.h"
 #include "ns_reporter.h"
@@ -85,7 +85,7 @@ struct SlotTable {
 // local one). Either way the sender then settles from the word as it now
 // is (a read-back after a claim, its own CAS's result after a cancel).
 void slot_round(benchmark::State& state, std::uint64_t (*decide)(std::uint64_t)) {
-  SenderSlots slots;
+  cancel::SenderSlots slots;
   SlotTable table;
   for (auto _ : state) {
     auto ticket = slots.acquire();

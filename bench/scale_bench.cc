@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench_check.h"
+#include "cancel/send_cancel_factory.h"
 #include "engine/engine.h"
 
 namespace {
@@ -254,7 +255,8 @@ int main(int argc, char** argv) {
   s.rss_before_kb = rss_kb();
   const auto t0 = Clock::now();
   const double cpu0 = cpu_ms();
-  auto engine = check(Engine::create_from_environment(), "engine start");
+  auto engine =
+      check(Engine::create_from_environment(&tagwire::cancel::create_send_cancel), "engine start");
   s.init_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   s.init_cpu_ms = cpu_ms() - cpu0;
   Engine& e = *engine;

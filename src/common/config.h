@@ -27,7 +27,7 @@ enum class TagMatchingChoice { kAuto, kOn, kOff };
 enum class VerbsConnectChoice { kAuto, kCm, kExchange };
 // Who decides a send cancel: the receiver's agent on a CANCEL_REQUEST, or
 // the sender alone with a remote compare-and-swap on the message's slot
-// descriptor (docs/architecture.md §4, engine/slot_descriptor.h). Every rank must agree.
+// descriptor (docs/architecture.md §4, engine/slot_word.h). Every rank must agree.
 enum class CancelMode { kAgent, kOneSided };
 
 struct Config {

@@ -43,7 +43,8 @@ Engine::Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
     : config_(config), bootstrap_(std::move(bootstrap)), transport_(std::move(transport)) {}
 
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
-                                               std::unique_ptr<Bootstrap> bootstrap) {
+                                               std::unique_ptr<Bootstrap> bootstrap,
+                                               SendCancelFactory send_cancel) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
   Config resolved = config;
@@ -63,27 +64,31 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   setup.max_remote_key = kMaxRemoteKey;
   auto transport = (*entry)->create(setup);
   if (!transport) return transport.status();
-  return create(resolved, std::move(bootstrap), std::move(transport).value(), *local);
+  return create(resolved, std::move(bootstrap), std::move(transport).value(), send_cancel, *local);
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::unique_ptr<Bootstrap> bootstrap,
                                                std::unique_ptr<transport::Transport> transport,
-                                               bool one_host) {
+                                               SendCancelFactory send_cancel, bool one_host) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
+  if (send_cancel == nullptr) {
+    return Status(ErrorCode::kInvalidArgument, "an engine needs a send-cancel layer");
+  }
   std::unique_ptr<Engine> engine(new Engine(config, std::move(bootstrap), std::move(transport)));
   engine->one_host_ = one_host;
+  engine->make_send_cancel_ = send_cancel;
   TAGWIRE_RETURN_IF_ERROR(engine->start_up());
   return engine;
 }
 
-Result<std::unique_ptr<Engine>> Engine::create_from_environment() {
+Result<std::unique_ptr<Engine>> Engine::create_from_environment(SendCancelFactory send_cancel) {
   auto config = Config::from_environment();
   if (!config) return config.status();
   auto bootstrap = create_bootstrap();
   if (!bootstrap) return bootstrap.status();
-  return create(*config, std::move(bootstrap).value());
+  return create(*config, std::move(bootstrap).value(), send_cancel);
 }
 
 transport::TagOffload* Engine::usable_tag_offload() const {
@@ -120,16 +125,14 @@ Status Engine::start_up() {
   std::vector<std::uint8_t> mine(3 * sizeof(std::uint64_t));
   std::uint64_t threshold = config_.eager_threshold;
   const std::uint64_t mode = config_.cancel_mode == CancelMode::kOneSided ? 1 : 0;
-  one_sided_ = mode == 1;
+  send_cancel_ = make_send_cancel_(config_, *this);
+  one_sided_ = send_cancel_->arbitrates_matches();
   transport::TagOffload* offload = usable_tag_offload();
   const std::uint64_t offloads = offload != nullptr ? 1 : 0;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
   std::memcpy(mine.data() + sizeof(threshold), &mode, sizeof(mode));
   std::memcpy(mine.data() + 2 * sizeof(threshold), &offloads, sizeof(offloads));
-  if (one_sided_) {
-    TAGWIRE_RETURN_IF_ERROR(publish_slot_table(&mine));
-    remote_slots_.resize(static_cast<std::size_t>(size));
-  }
+  TAGWIRE_RETURN_IF_ERROR(send_cancel_->publish(&mine));
   auto address = transport_->address();
   address_bytes_ = address.size();
   mine.insert(mine.end(), address.begin(), address.end());
@@ -165,7 +168,7 @@ Status Engine::start_up() {
     }
     std::span<const std::uint8_t> rest(entry);
     rest = rest.subspan(3 * sizeof(theirs));
-    if (one_sided_) TAGWIRE_RETURN_IF_ERROR(take_slot_table(r, &rest));
+    TAGWIRE_RETURN_IF_ERROR(send_cancel_->take_peer(r, &rest));
     addresses.emplace_back(rest.begin(), rest.end());
   }
   TAGWIRE_RETURN_IF_ERROR(transport_->set_peer_addresses(std::move(addresses)));
@@ -196,8 +199,8 @@ Status Engine::start_up() {
   set_waiting_policy(crowded ? WaitingPolicy::kYield : WaitingPolicy::kSpin);
   TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
-                            << config_.eager_threshold << " B, "
-                            << (one_sided_ ? "one-sided" : "agent") << " send cancel, "
+                            << config_.eager_threshold << " B, " << send_cancel_->name()
+                            << " send cancel, "
                             << (crowded ? "yields when idle" : "spins when idle") << ")");
   const HelperMode helper = config_.progress_thread ? HelperMode::kProgress
                             : config_.cancel_agent  ? HelperMode::kAgent
@@ -255,7 +258,7 @@ Status Engine::finalize() {
   if (result.is_ok()) result = s;
   // Nobody can CAS or read our slot descriptors, or reach a window that
   // the program did not free, any more.
-  slot_registration_.reset();
+  if (send_cancel_ != nullptr) send_cancel_->close();
   windows_.clear();
   return result;
 }
@@ -324,12 +327,12 @@ void Engine::release_request(Request* r) {
 
 void Engine::complete_null(Request* r) {
   r->status = proc_null_status();
-  r->complete = true;
+  r->set_phase(RequestPhase::kComplete);
 }
 
 void Engine::note_error(Request* r, const Status& s) {
   if (r->status.error.is_ok()) r->status.error = s;
-  if (r->kind == RequestKind::kSend) r->awaiting_remote = false;  // no answer will come
+  if (r->kind == RequestKind::kSend) r->stop_awaiting(kRemoteAnswer);  // no answer will come
 }
 
 void Engine::complete_rest(Request* r) {
@@ -344,8 +347,7 @@ void Engine::complete_rest(Request* r) {
 void Engine::finish(Request* r, MessageStatus* status) {
   if (r->persistent) {
     if (status != nullptr) *status = r->status;
-    r->active = false;
-    r->complete = false;
+    r->set_phase(RequestPhase::kInactive);
     r->status = MessageStatus{};
   } else {
     // Released next: its status moves out (no copy of an error's message).
@@ -421,9 +423,8 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
 }
 
 [[gnu::always_inline]] inline bool Engine::begin_operation(Request* r) {
-  r->active = true;
-  r->complete = false;
-  r->cancel_pending = false;
+  r->set_phase(RequestPhase::kRunning);
+  r->awaiting = 0;
   r->remote_matched = false;
   r->status = MessageStatus{};
   if (r->peer != kProcNull) return false;
@@ -462,7 +463,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
       return s;
     }
     r->status.source = r->peer;
-    r->complete = true;
+    r->set_phase(RequestPhase::kComplete);
     return Status::ok();
   }
 
@@ -475,7 +476,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
     h.type = MessageType::kEager;
     if (r->mode == SendMode::kSynchronous) {
       h.flags = kFlagSync;
-      r->awaiting_remote = true;
+      r->await(kRemoteAnswer);
     }
     payload = {static_cast<const std::uint8_t*>(r->buffer), r->bytes};
     ++counters_.eager_sent;
@@ -492,11 +493,11 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
     h.type = MessageType::kRts;
     h.remote_address = reinterpret_cast<std::uint64_t>(r->buffer);
     if (r->mode == SendMode::kSynchronous) h.flags = kFlagSync;
-    r->awaiting_remote = true;  // FIN
+    r->await(kRemoteAnswer);  // FIN
     payload = key->packed_key();
     ++counters_.rendezvous_sent;
   }
-  r->slot = one_sided_ ? assign_slot(world_dest) : std::nullopt;
+  r->slot = one_sided_ ? send_cancel_->take_slot(world_dest) : std::nullopt;
   if (r->slot) {
     h.slot = static_cast<std::uint8_t>(r->slot->index + 1);
     h.slot_expected = static_cast<std::uint32_t>(r->slot->expected);
@@ -512,10 +513,10 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
                         : transport_->send(world_dest, r->header, payload, sent,
                                            transport::Delivery::kPolled);
   if (!issued) {
-    r->awaiting_remote = false;
+    r->stop_awaiting(kRemoteAnswer);
     r->registration.reset();
     if (r->slot) {
-      remote_slots_[static_cast<std::size_t>(world_dest)].slots.abandon(*r->slot);
+      send_cancel_->give_back(world_dest, *r->slot);
       r->slot.reset();
       if (slot_out != nullptr) slot_out->reset();
     }
@@ -619,6 +620,20 @@ Status Engine::start_receive(Request* r) {
   return Status::ok();
 }
 
+// MPI_Cancel. A receive's is local: the posted receive leaves the matcher,
+// or it has already matched and completes normally. A send's belongs to the
+// send-cancel layer (src/cancel/).
+Status Engine::cancel(Request* r) {
+  if (r == nullptr) return {ErrorCode::kInvalidRequest, "cancel of a null request"};
+  std::lock_guard lock(mutex_);
+  if (!r->active()) return Status::ok();  // nothing under way: reports not cancelled
+  if (r->kind == RequestKind::kSend) return send_cancel_->cancel(r);
+  if (r->complete()) return Status::ok();
+  // Else a message took it, or the NIC's answer to the DEL decides.
+  if (withdraw_receive(r, Status::ok())) complete_withdrawn(r, Status::ok());
+  return Status::ok();
+}
+
 bool Engine::withdraw_receive(Request* r, const Status& reason) {
   switch (matching_.matcher().cancel_receive(r->receive_handle)) {
     case matching::OffloadedMatcher::CancelOutcome::kCancelled:
@@ -627,8 +642,8 @@ bool Engine::withdraw_receive(Request* r, const Status& reason) {
       return false;
     case matching::OffloadedMatcher::CancelOutcome::kPending:
       // Out of software's queue; the DEL is on its way to the NIC.
-      if (!r->withdrawing) {
-        r->withdrawing = true;
+      if (!r->awaits(kNicDel)) {
+        r->await(kNicDel);
         r->withdraw_reason = reason;
       }
       flush_nic_ops();
@@ -638,7 +653,7 @@ bool Engine::withdraw_receive(Request* r, const Status& reason) {
 }
 
 void Engine::complete_withdrawn(Request* r, const Status& reason) {
-  r->withdrawing = false;
+  r->stop_awaiting(kNicDel);
   if (reason.is_ok()) {
     r->status = empty_status();  // other fields are undefined when cancelled
     r->status.cancelled = true;
@@ -761,6 +776,14 @@ void Engine::run_deferred() {
   }
 }
 
+void Engine::cancel_defer_header(int world_peer, const Header& h) {
+  Deferred d{};
+  d.kind = Deferred::Kind::kHeader;
+  d.peer = world_peer;
+  d.header = h;
+  deferred_.push_back(d);
+}
+
 Status Engine::send_header(int world_peer, const Header& h) {
   Header out = h;
   out.job_token = limits_.job_token;
@@ -797,10 +820,10 @@ void Engine::on_message(std::span<const std::uint8_t> header,
       on_remote_answer(*decoded);
       break;
     case MessageType::kCancelRequest:
-      on_cancel_request(*decoded);
+      send_cancel_->on_cancel_request(*decoded);
       break;
     case MessageType::kCancelReply:
-      on_cancel_reply(*decoded);
+      send_cancel_->on_cancel_reply(*decoded);
       break;
   }
 }
@@ -828,17 +851,10 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
   if (unnamed_.armed_for(h) && how == Arrival::kUntagged && take_unnamed(h, payload)) return;
   matching::IncomingMessage incoming{
       {h.context, h.source, h.tag}, h.request_id, h.length, matching_.next_cookie()};
-  if (one_sided_ && h.slot != 0) {
-    PendingMessage message = pending_from(h, true);
-    // Cancelled by its sender already, or about to match a receive that
-    // must first win the slot descriptor: a message lost either way is
-    // dropped here and never seen by a receive or a probe.
-    if (undeliverable(message) ||
-        (matching_.matcher().would_match(incoming.envelope) && !claim(message))) {
-      ++counters_.messages_cancelled;
-      return;
-    }
-  }
+  // One-sided cancel: a message its sender cancelled, or one that would
+  // match but lost its slot descriptor, is dropped here, never seen by a
+  // receive or a probe.
+  if (one_sided_ && h.slot != 0 && !send_cancel_->admit(h, incoming.envelope)) return;
   auto arrival = how == Arrival::kUntagged ? matching_.matcher().on_untagged(incoming)
                                            : matching_.matcher().on_unexpected(
                                                  incoming, how == Arrival::kTaggedSyncRequested);
@@ -862,13 +878,13 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
 
 void Engine::on_remote_answer(const Header& h) {
   Request* r = requests_.find(h.request_id);
-  if (r == nullptr || r->kind != RequestKind::kSend || !r->awaiting_remote) {
+  if (r == nullptr || r->kind != RequestKind::kSend || !r->awaits(kRemoteAnswer)) {
     ++counters_.dropped_messages;
     TW_WARN("engine",
             "answer for unknown send request " << h.request_id << " from rank " << h.origin);
     return;
   }
-  r->awaiting_remote = false;
+  r->stop_awaiting(kRemoteAnswer);
   r->remote_matched = true;
   r->registration.reset();  // the peer has read it: close the window now
   maybe_complete(r);
@@ -884,12 +900,12 @@ unsigned Engine::progress() {
 // ------------------------------------------------------------- completion
 
 Result<bool> Engine::test_locked(Request* r, MessageStatus* status) {
-  if (r == nullptr || (r->persistent && !r->active)) {
+  if (r == nullptr || (r->persistent && !r->active())) {
     if (status != nullptr) *status = empty_status();
     return true;
   }
-  if (!r->complete) progress_locked();
-  if (!r->complete) return false;
+  if (!r->complete()) progress_locked();
+  if (!r->complete()) return false;
   finish(r, status);
   return true;
 }
@@ -901,26 +917,26 @@ Result<bool> Engine::test(Request* r, MessageStatus* status) {
 
 Status Engine::wait(Request* r, MessageStatus* status) {
   std::unique_lock lock(mutex_);
-  if (r == nullptr || (r->persistent && !r->active)) {
+  if (r == nullptr || (r->persistent && !r->active())) {
     if (status != nullptr) *status = empty_status();
     return Status::ok();
   }
   // Done already (a window's eager sends, a receive a poll matched)
   // finishes without a poll.
-  poll_until(lock, [r] { return r->complete; });
+  poll_until(lock, [r] { return r->complete(); });
   finish(r, status);
   return Status::ok();
 }
 
 Result<bool> Engine::peek_status(Request* r, MessageStatus* status) {
   std::lock_guard lock(mutex_);
-  if (r == nullptr || (r->persistent && !r->active)) {
+  if (r == nullptr || (r->persistent && !r->active())) {
     if (status != nullptr) *status = empty_status();
     return true;
   }
-  if (!r->complete) progress_locked();
-  if (r->complete && status != nullptr) *status = r->status;
-  return r->complete;
+  if (!r->complete()) progress_locked();
+  if (r->complete() && status != nullptr) *status = r->status;
+  return r->complete();
 }
 
 Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* status) {
@@ -930,9 +946,9 @@ Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* 
     bool any_active = false;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       Request* r = requests[i];
-      if (r == nullptr || (r->persistent && !r->active)) continue;
+      if (r == nullptr || (r->persistent && !r->active())) continue;
       any_active = true;
-      if (r->complete) {
+      if (r->complete()) {
         finish(r, status);
         return static_cast<int>(i);
       }
@@ -968,11 +984,11 @@ Status Engine::wait_all(std::span<Request* const> requests, Finished finished, v
   poll_until(lock, [&] {
     for (; next < requests.size(); ++next) {
       Request* r = requests[next];
-      if (r == nullptr || (r->persistent && !r->active)) {
+      if (r == nullptr || (r->persistent && !r->active())) {
         finished(context, next, empty_status());
         continue;
       }
-      if (!r->complete) return false;
+      if (!r->complete()) return false;
       if (!r->status.error.is_ok() && first_error.is_ok()) first_error = r->status.error;
       finished(context, next, r->status);
       finish(r, nullptr);
@@ -989,7 +1005,7 @@ Result<std::vector<int>> Engine::test_some(std::span<Request* const> requests,
   std::vector<int> done;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     Request* r = requests[i];
-    if (r == nullptr || (r->persistent && !r->active) || !r->complete) continue;
+    if (r == nullptr || (r->persistent && !r->active()) || !r->complete()) continue;
     finish(r, i < statuses.size() ? &statuses[i] : nullptr);
     done.push_back(static_cast<int>(i));
   }
@@ -1000,7 +1016,7 @@ Status Engine::start(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "null request"};
   std::lock_guard lock(mutex_);
   if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
-  if (r->active) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
+  if (r->active()) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
   return start_operation(r);
 }
 
@@ -1008,7 +1024,7 @@ Status Engine::request_free(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "free of a null request"};
   std::lock_guard lock(mutex_);
   if (r->user_freed) return {ErrorCode::kInvalidRequest, "request freed twice"};
-  if (!r->active || r->complete) {
+  if (!r->active() || r->complete()) {
     release_request(r);
   } else {
     r->user_freed = true;   // released when its operation completes
@@ -1104,7 +1120,7 @@ Result<Request*> Engine::imrecv(void* buffer, std::size_t bytes, std::unique_ptr
   TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
   std::lock_guard lock(mutex_);
   Request* r = new_request(RequestKind::kReceive);
-  r->active = true;
+  r->set_phase(RequestPhase::kRunning);
   r->buffer = buffer;
   r->bytes = bytes;
   r->comm = message->comm;
@@ -1192,7 +1208,7 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
         // withdraw it (if a message already matched it, it completes into
         // `in` now or never, and is released when it does).
         for (Request* posted : requests) {
-          if (withdraw_receive(posted, Status::ok()) || posted->complete) {
+          if (withdraw_receive(posted, Status::ok()) || posted->complete()) {
             release_request(posted);
           } else {
             posted->user_freed = true;

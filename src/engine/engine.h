@@ -12,11 +12,11 @@
 //    rendezvous ones on FIN; ready sends are standard sends; buffered sends
 //    copy into the attached buffer and complete at once.
 //
-// Send cancel (docs/architecture.md §4): MPI_Cancel of a send whose message the receiver
-// has not answered sends CANCEL_REQUEST on the data's own ordered channel;
-// the receiver removes the message if no receive has matched it yet (YES)
-// or refuses (NO), and the send completes by the answer. The receiver's
-// cancel agent answers even while its application is away from the library.
+// Send cancel (docs/architecture.md §4) is the cancel layer's (src/cancel/),
+// which the engine reaches through engine/send_cancel.h: a SendCancel made
+// at start-up by the factory its creator hands in. The engine keeps receive
+// cancel and the helper thread whose cancel agent answers a peer's
+// CANCEL_REQUEST while the application is away from the library.
 //
 // Threading: the engine is MPI_THREAD_FUNNELED. One thread calls the API;
 // a helper thread runs beside it: the cancel agent (default), which serves
@@ -40,11 +40,13 @@
 #include "bootstrap/bootstrap.h"
 #include "common/config.h"
 #include "engine/communicator.h"
+#include "engine/engine_counters.h"
 #include "engine/engine_lock.h"
 #include "engine/idle_backoff.h"
 #include "engine/matching_state.h"
 #include "engine/request.h"
-#include "engine/slot_descriptor.h"
+#include "engine/send_cancel.h"
+#include "engine/slot_word.h"
 #include "engine/unnamed_receive.h"
 #include "engine/window.h"
 #include "engine/wire.h"
@@ -77,60 +79,26 @@ struct Message {
   Communicator* comm = nullptr;
 };
 
-struct EngineCounters {
-  std::uint64_t eager_sent = 0;
-  std::uint64_t rendezvous_sent = 0;
-  std::uint64_t unexpected = 0;        // messages that arrived before their receive
-  std::uint64_t dropped_messages = 0;  // failed wire checks
-  std::uint64_t live_requests = 0;
-  // Blocking receives that completed without a request (unnamed_receive.h).
-  std::uint64_t receives_unnamed = 0;
-  // Send cancel, as the sender: requests sent, and how many the receiver
-  // granted; as the receiver: messages dropped for a cancel, and refusals.
-  std::uint64_t cancel_requests_sent = 0;
-  std::uint64_t sends_cancelled = 0;
-  std::uint64_t messages_cancelled = 0;
-  std::uint64_t cancels_refused = 0;
-  std::uint64_t peers_failed = 0;  // ranks reported dead
-  // One-sided cancel (TAGWIRE_CANCEL_MODE=onesided): sends that went with
-  // a slot descriptor or without one (all slots towards the receiver
-  // busy), cancels decided by the sender's remote CAS, read-backs of
-  // settled slots, and claims made by this receiver's matcher.
-  std::uint64_t slotted_sends = 0;
-  std::uint64_t unslotted_sends = 0;
-  std::uint64_t one_sided_cancels = 0;
-  std::uint64_t slot_read_backs = 0;
-  std::uint64_t slot_claims = 0;
-  // The helper thread (cancel agent or progress thread): how often it took
-  // the engine lock, and the completions and arrivals it progressed there.
-  // An agent that enters during a ping-pong is in the application's way.
-  std::uint64_t helper_entries = 0;
-  std::uint64_t helper_progressed = 0;
-  // Who matched what: software or the NIC, what the NIC was given, and why
-  // receives stayed in software (all in software where no NIC matches).
-  matching::NicMatchingCounters matching;
-  // The NIC's tag matching: entries the book says the NIC holds or still
-  // owes an answer for (a gauge: 0 once every receive is settled), and
-  // reports or posts the book could not reconcile (each also logged at
-  // error level; always 0 unless a NIC or this code breaks the contract).
-  std::uint64_t nic_entries_in_book = 0;
-  std::uint64_t nic_errors = 0;
-};
-
-class Engine final : public transport::Receiver, private transport::TagOffloadSink {
+class Engine final : public transport::Receiver,
+                     private transport::TagOffloadSink,
+                     private CancelSite {
  public:
   // Starts the engine: bootstrap, transport, address exchange.
+  // `send_cancel` makes the send-cancel layer (src/cancel/: what
+  // cancel::create_send_cancel gives, in every program; engine/send_cancel.h).
   static Result<std::unique_ptr<Engine>> create(const Config& config,
-                                                std::unique_ptr<Bootstrap> bootstrap);
+                                                std::unique_ptr<Bootstrap> bootstrap,
+                                                SendCancelFactory send_cancel);
   // With a given transport (the wire fuzzer drives the engine over one
   // that goes nowhere). `one_host`: every rank of the job runs on this
   // host (how a waiting rank shares its core depends on it).
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 std::unique_ptr<Bootstrap> bootstrap,
                                                 std::unique_ptr<transport::Transport> transport,
+                                                SendCancelFactory send_cancel,
                                                 bool one_host = false);
   // From the environment: Config::from_environment() and create_bootstrap().
-  static Result<std::unique_ptr<Engine>> create_from_environment();
+  static Result<std::unique_ptr<Engine>> create_from_environment(SendCancelFactory send_cancel);
 
   ~Engine() override;
   Engine(const Engine&) = delete;
@@ -430,32 +398,28 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
   void send_control(int world_peer, MessageType type, std::uint64_t request_id,
                     std::uint8_t flags = 0);
   Status send_header(int world_peer, const Header& h);
-  Status cancel_send(Request* r);
-  // A send the receiver (or our CAS) cancelled: it completes as cancelled.
-  void complete_cancelled_send(Request* r);
-  // One-sided cancel (slot_arbitration.cc).
-  Status publish_slot_table(std::vector<std::uint8_t>* out);
-  Status take_slot_table(int rank, std::span<const std::uint8_t>* entry);
-  std::optional<SlotTicket> assign_slot(int world_dest);
-  void read_back_slots(int world_dest);
-  std::uint64_t* slot_word(const PendingMessage& m);
-  bool claim(const PendingMessage& m);
-  // Its slot descriptor no longer expects it: its sender cancelled it.
-  bool undeliverable(const PendingMessage& m);
-  // Drops unexpected messages at the head of what `pattern` would take
-  // that their senders cancelled (one-sided mode); with `claim_head`, claims the one left.
-  void settle_unexpected(const matching::ReceivePattern& pattern, bool claim_head);
-  // Takes a cancelled message out of the unexpected queue (if still there).
-  void drop_cancelled(matching::ContextId context, matching::Rank source,
-                      std::uint64_t sender_request_id);
-  Status cancel_by_slot(Request* r);
-  struct SlotCancel;
-  void on_slot_cancel_done(SlotCancel& op, const Status& s);
-  static void slot_cancel_done(void* ctx, const Status& s);
-  static void slot_read_done(void* ctx, const Status& s);
-  void on_cancel_notice(const Header& h);
-  void on_cancel_request(const Header& h);
-  void on_cancel_reply(const Header& h);
+  // One-sided cancel: before a receive or probe looks at the unexpected
+  // queue (inline: every receive asks, and only that mode settles).
+  void settle_unexpected(const matching::ReceivePattern& pattern, bool claim_head) {
+    if (one_sided_) send_cancel_->settle(pattern, claim_head);
+  }
+  // CancelSite: what the send-cancel layer may use (engine/send_cancel.h).
+  transport::Transport& cancel_transport() override { return *transport_; }
+  MatchingState& cancel_matching() override { return matching_; }
+  EngineCounters& cancel_counters() override { return counters_; }
+  Request* cancel_find(std::uint64_t request_id) override { return requests_.find(request_id); }
+  Status cancel_send_header(int world_peer, const Header& h) override {
+    return send_header(world_peer, h);
+  }
+  void cancel_defer_header(int world_peer, const Header& h) override;
+  void cancel_send_control(int world_peer, MessageType type, std::uint64_t request_id,
+                           std::uint8_t flags) override {
+    send_control(world_peer, type, request_id, flags);
+  }
+  void cancel_maybe_complete(Request* r) override { maybe_complete(r); }
+  bool cancel_peer_dead(int world_rank) const override { return is_dead(world_rank); }
+  int cancel_rank() const override { return bootstrap_->rank(); }
+  int cancel_size() const override { return bootstrap_->size(); }
   void on_remote_answer(const Header& h);
   // How an EAGER or RTS reached software: without a NIC tag, or tagged
   // and counted by the NIC as unexpected (perhaps asking for a sync).
@@ -531,22 +495,11 @@ class Engine final : public transport::Receiver, private transport::TagOffloadSi
     Header header{};  // kHeader: sent as it is
   };
   std::vector<Deferred> deferred_;
-  // One-sided cancel: this rank's slot descriptors (kSlotsPerPeer words
-  // per sender, registered for remote atomics) and, per receiver, where
-  // our part of its table lies and which of our slots there are settled.
+  // The send-cancel layer (src/cancel/), and whether it arbitrates every
+  // match on a slot descriptor (asked on every message: cached).
+  SendCancelFactory make_send_cancel_ = nullptr;
+  std::unique_ptr<SendCancel> send_cancel_;
   bool one_sided_ = false;
-  // The slot descriptors: words from transport_->allocate_atomic_words.
-  std::unique_ptr<transport::Registration> slot_registration_;
-  struct RemoteSlots {
-    Engine* engine = nullptr;
-    int rank = 0;
-    std::uint64_t address = 0;  // our kSlotsPerPeer words in its table
-    std::vector<std::uint8_t> key;
-    SenderSlots slots;
-    std::vector<std::uint64_t> read_back;
-    bool reading = false;
-  };
-  std::vector<RemoteSlots> remote_slots_;  // by world rank
   std::vector<std::unique_ptr<Window>> windows_;
   // Buffered sends: the attached buffer and its in-use blocks.
   std::uint8_t* bsend_buffer_ = nullptr;
@@ -602,8 +555,8 @@ inline Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int sourc
 }
 
 inline void Engine::maybe_complete(Request* r) {
-  if (r->complete || r->local_pending > 0 || r->awaiting_remote || r->cancel_pending) return;
-  r->complete = true;
+  if (r->complete() || r->local_pending > 0 || r->awaiting != 0) return;
+  r->set_phase(RequestPhase::kComplete);
   if (r->registration || r->bsend_copy != nullptr || r->user_freed) complete_rest(r);
 }
 

@@ -35,7 +35,7 @@ void Engine::on_tag_match(std::uint64_t entry, std::span<const std::uint8_t> hea
   }
   // A cancel (or a dead sender's withdrawal) under way lost to the NIC:
   // the receive completes with the message (match->cancel_lost).
-  r->withdrawing = false;
+  r->stop_awaiting(kNicDel);
   auto decoded = decode_tagged(header, payload);
   if (!decoded) {
     // The receive is consumed and the message unusable: say so on it.
@@ -82,7 +82,7 @@ void Engine::on_tag_op_done(matching::NicOp::Kind kind, std::uint64_t entry, boo
       if (!cancelled->has_value()) return;
       // The DEL won: the withdrawn receive is out of the NIC too.
       Request* r = requests_.find(**cancelled);
-      if (r == nullptr || !r->withdrawing) {
+      if (r == nullptr || !r->awaits(kNicDel)) {
         ++counters_.nic_errors;
         TW_ERROR("engine", "tag matching: a DEL succeeded for no withdrawn receive");
         return;

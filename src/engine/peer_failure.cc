@@ -72,14 +72,14 @@ void Engine::on_peer_failed(int dead) {
     finish_unnamed(kProcNull, -1, 0, failed);  // as note_error leaves a request's status
   }
   requests_.for_each([&](Request* r) {
-    if (!r->active || r->complete || !depends_on(*r, dead)) return;
+    if (!r->active() || r->complete() || !depends_on(*r, dead)) return;
     if (r->kind == RequestKind::kReceive && r->rendezvous == nullptr) {
       // Still posted: withdraw it. (Not posted and not reading means a
       // message already matched it; it completes on its own.)
       if (!withdraw_receive(r, failed)) return;
     }
     note_error(r, failed);
-    r->cancel_pending = false;  // the reply will not come
+    r->stop_awaiting(kCancelAnswer);  // the reply will not come
     maybe_complete(r);
   });
 }

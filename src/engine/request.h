@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "engine/slot_descriptor.h"
+#include "engine/slot_word.h"
 #include "engine/wire.h"
 #include "matching/envelope.h"
 #include "transport/transport.h"
@@ -69,12 +69,32 @@ struct PendingMessage {
 
 enum class RequestKind { kSend, kReceive };
 
+// Where a request's operation is. Start: kInactive -> kRunning (a PROC_NULL
+// one straight to kComplete). Completion (Engine::maybe_complete) moves
+// kRunning -> kComplete once nothing is outstanding: no transport operation
+// (local_pending) and nothing awaited. Then a one-shot request is released
+// by test / wait; a persistent one goes back to kInactive. One edge goes
+// back: kComplete -> kRunning, when MPI_Cancel asks about a send that had
+// completed locally (eager, buffered) but was not yet waited for; it
+// completes again by the answer (src/cancel).
+enum class RequestPhase : std::uint8_t { kInactive, kRunning, kComplete };
+
+// What a running operation waits for from elsewhere, besides its own
+// transport operations: a set, because a synchronous send being cancelled
+// awaits both the receiver's ack and the cancel's answer.
+enum Awaiting : std::uint8_t {
+  kRemoteAnswer = 1,  // send: FIN (rendezvous) or SYNC_ACK (synchronous eager)
+  kCancelAnswer = 2,  // send: CANCEL_REPLY, or the outcome of our own CAS
+  kNicDel = 4,        // receive withdrawn while the NIC holds it: the DEL's answer
+};
+
 struct Request {
   RequestKind kind = RequestKind::kSend;
   SendMode mode = SendMode::kStandard;
+  std::atomic<RequestPhase> phase_{RequestPhase::kInactive};  // phase(), set_phase()
+  std::uint8_t awaiting = 0;                                  // Awaiting bits
+  // Attributes, not state: set when the request is made or handed over.
   bool persistent = false;
-  bool active = false;  // an operation is under way (persistent: started)
-  bool complete = false;
   bool user_freed = false;  // Request_free before completion: release when done
   // Its MPI handle is the application's (Engine::hand_out): only such a
   // request is found by handle, never an engine-internal one.
@@ -87,12 +107,9 @@ struct Request {
   Communicator* comm = nullptr;
   bool collective = false;  // on the communicator's collective context (engine-internal)
   // Progress of the current operation.
-  int local_pending = 0;         // transport operations not yet completed
-  bool awaiting_remote = false;  // FIN or SYNC_ACK still due
-  // Send cancel (docs/architecture.md §4): a CANCEL_REQUEST is out and its reply is due.
-  bool cancel_pending = false;
-  // The receiver answered FIN or SYNC_ACK: the message was received, so a
-  // cancel cannot succeed and is not even asked.
+  int local_pending = 0;  // transport operations not yet completed
+  // An outcome known before completion: the receiver answered FIN or
+  // SYNC_ACK, so the message was received and a cancel is not even asked.
   bool remote_matched = false;
   MessageStatus status;
   std::uint64_t id = 0;  // name on the wire (RequestTable)
@@ -102,9 +119,9 @@ struct Request {
   std::unique_ptr<transport::Registration> registration;  // rendezvous source
   matching::ReceiveHandle receive_handle;                 // posted receive
   // A receive withdrawn from matching (cancel, a dead sender) whose copy
-  // the NIC still holds: the NIC's answer to the DEL decides. Should the
-  // DEL win, it completes with `withdraw_reason` (ok: cancelled).
-  bool withdrawing = false;
+  // the NIC still holds awaits kNicDel: the NIC's answer to the DEL
+  // decides. Should the DEL win, it completes with `withdraw_reason` (ok:
+  // cancelled).
   Status withdraw_reason;
   // Receive side of a rendezvous: where to read from, then whom to FIN.
   std::unique_ptr<PendingMessage> rendezvous;
@@ -124,6 +141,18 @@ struct Request {
   std::uint64_t listed_in = 0;
   // RequestPool's list of spare requests.
   Request* next_spare = nullptr;
+
+  // The phase is read by the MPI layer outside the engine's lock (MPI_Start,
+  // MPI_Request_free ask whether an operation is under way) while a
+  // progress thread may complete the request under it: relaxed atomic
+  // loads and stores, plain moves on x86.
+  RequestPhase phase() const { return phase_.load(std::memory_order_relaxed); }
+  void set_phase(RequestPhase p) { phase_.store(p, std::memory_order_relaxed); }
+  bool active() const { return phase() != RequestPhase::kInactive; }
+  bool complete() const { return phase() == RequestPhase::kComplete; }
+  bool awaits(Awaiting what) const { return (awaiting & what) != 0; }
+  void await(Awaiting what) { awaiting = static_cast<std::uint8_t>(awaiting | what); }
+  void stop_awaiting(Awaiting what) { awaiting = static_cast<std::uint8_t>(awaiting & ~what); }
 };
 
 // Names requests on the wire with ids that a stale or forged id cannot

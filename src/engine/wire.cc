@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/slot_descriptor.h"
+#include "engine/slot_word.h"
 
 namespace tagwire::engine {
 

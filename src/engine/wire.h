@@ -44,7 +44,7 @@ struct Header {
   std::uint8_t version = kWireVersion;
   MessageType type = MessageType::kEager;
   std::uint8_t flags = 0;
-  // One-sided cancel (slot_descriptor.h). EAGER/RTS: the message's slot at
+  // One-sided cancel (slot_word.h). EAGER/RTS: the message's slot at
   // the receiver, plus one (0: none), and the word it expects there.
   // CANCEL_REQUEST with kFlagCancelled: the same, naming the cancelled one.
   std::uint8_t slot = 0;

@@ -217,7 +217,7 @@ int complete_one(const char* function, MPI_Request* handle, bool block, int* fla
 
 bool active(MPI_Request handle) {
   auto r = request_of(handle);
-  return r && *r != nullptr && (!(*r)->persistent || (*r)->active);
+  return r && *r != nullptr && (!(*r)->persistent || (*r)->active());
 }
 
 void set_empty(MPI_Status* status) {
@@ -501,7 +501,7 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI
 int MPI_Start(MPI_Request* request) {
   auto r = request_of(*request);
   TW_MPI_TRY(MPI_COMM_WORLD, r.status());
-  if (*r != nullptr && !(*r)->active) pack_for_send(*request);
+  if (*r != nullptr && !(*r)->active()) pack_for_send(*request);
   TW_MPI_TRY(MPI_COMM_WORLD, E().start(*r));
   return MPI_SUCCESS;
 }
@@ -709,7 +709,7 @@ int MPI_Request_free(MPI_Request* request) {
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidRequest, "free of MPI_REQUEST_NULL"});
   }
-  const bool in_flight = (*r)->active && !(*r)->complete;
+  const bool in_flight = (*r)->active() && !(*r)->complete();
   TW_MPI_TRY(MPI_COMM_WORLD, E().request_free(*r));
   ThreadGuard guard(state().staging_mutex);
   if (auto it = state().staging.find(*request); it != state().staging.end()) {

@@ -1,4 +1,5 @@
 #include "fuzz_fixture.h"
+#include "cancel/send_cancel_factory.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -107,7 +108,8 @@ Fixture::Fixture() {
     config.cancel_mode = CancelMode::kOneSided;
   }
   auto made =
-      Engine::create(config, std::make_unique<FuzzBootstrap>(), std::make_unique<NullTransport>());
+      Engine::create(config, std::make_unique<FuzzBootstrap>(), std::make_unique<NullTransport>(),
+                     &tagwire::cancel::create_send_cancel);
   if (!made) die("engine", made.status());
   engine_ = std::move(made).value();
   limits_ = DecodeLimits{kJobToken, kRanks, config.eager_threshold, 4096};
@@ -154,8 +156,8 @@ void Fixture::release(Held held) {
     } else {
       // Whatever it waits for, the receiver says it now.
       const int peer = e.world()->world_rank(r->peer);
-      if (r->cancel_pending) answer(e, r, MessageType::kCancelReply, peer);
-      if (r->awaiting_remote) {
+      if (r->awaits(kCancelAnswer)) answer(e, r, MessageType::kCancelReply, peer);
+      if (r->awaits(kRemoteAnswer)) {
         answer(e, r,
                r->bytes > e.config().eager_threshold ? MessageType::kFin : MessageType::kSyncAck,
                peer);

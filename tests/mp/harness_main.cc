@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cancel/send_cancel_factory.h"
 #include "harness.h"
 
 // Prints each failed assertion with the rank it happened on, then ends
@@ -36,7 +37,8 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  auto engine = tagwire::engine::Engine::create_from_environment();
+  auto engine =
+      tagwire::engine::Engine::create_from_environment(&tagwire::cancel::create_send_cancel);
   if (!engine) {
     std::fprintf(stderr, "engine start failed: %s\n", engine.status().to_string().c_str());
     return 1;

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "cancel/send_cancel_factory.h"
 #include "engine/engine.h"
 #include "engine/wire.h"
 #include "shm/shm_transport.h"
@@ -55,7 +56,7 @@ void publish(const std::string& path, const std::string& text) {
 }
 
 int victim(const std::string& address_file, const std::string& done_file) {
-  auto made = Engine::create_from_environment();
+  auto made = Engine::create_from_environment(&tagwire::cancel::create_send_cancel);
   if (!made) return fail(made.status().to_string());
   Engine& e = **made;
   Communicator* w = e.world();

@@ -45,6 +45,7 @@
 #include "../support/plain_memory.h"
 #include "../support/thread_bootstrap.h"
 #include "bootstrap/bootstrap.h"
+#include "cancel/send_cancel_factory.h"
 #include "contract_nic.h"
 #include "engine/engine.h"
 #include "transport/tag_offload.h"
@@ -515,7 +516,7 @@ inline void run_job(const FabricOptions& options, const std::function<void(Rank&
       FabricTransport* raw = transport.get();
       auto engine = Engine::create(
           config, std::make_unique<tagwire::testing::ThreadBootstrap>(fabric.meeting(), r),
-          std::move(transport));
+          std::move(transport), &tagwire::cancel::create_send_cancel);
       if (!engine) {
         std::lock_guard lock(failure_mutex);
         *failure = engine.status();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../support/thread_bootstrap.h"
+#include "cancel/send_cancel_factory.h"
 #include "contract_tm_srq.h"
 #include "engine/engine.h"
 #include "test_device.h"
@@ -123,7 +124,7 @@ void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
       config.cancel_mode = cancel_mode;
       auto engine = Engine::create(
           config, std::make_unique<tagwire::testing::ThreadBootstrap>(&job.meeting, r),
-          std::move(transport).value());
+          std::move(transport).value(), &tagwire::cancel::create_send_cancel);
       ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
       body(r, **engine, job);
       (void)job.meeting.allgather(r, {});  // every body done before any barrier message

@@ -1,4 +1,4 @@
-/* Send cancel as Tagwire builds it (docs/architecture.md §4, src/engine/send_cancel.cc),
+/* Send cancel as Tagwire builds it (docs/architecture.md §4, src/cancel/agent_send_cancel.cc),
  * checked by spin in CI (ci/spin-check).
  *
  * Actors. One sender runs one persistent send request through N operations

@@ -1,5 +1,5 @@
 /* One-sided send cancel (TAGWIRE_CANCEL_MODE=onesided; docs/architecture.md §4,
- * src/engine/slot_arbitration.cc, src/engine/slot_descriptor.h), checked
+ * src/cancel/one_sided_send_cancel.cc, src/engine/slot_word.h), checked
  * by spin in CI (ci/spin-check).
  *
  * Actors. One sender sends N messages, each with a slot descriptor from its
@@ -16,7 +16,7 @@
  * a probe or a claim that finds CANCELLED drops the message; a notice on
  * the data channel purges a cancelled one. The receiver application may
  * take messages at any moment; at the end it takes all that are left.
- * A word is generation * 4 + state, as in slot_descriptor.h.
+ * A word is generation * 4 + state, as in src/engine/slot_word.h.
  *
  * What is checked:
  *  - either-or: every message is delivered exactly once or cancelled,

@@ -1,6 +1,6 @@
-#include "engine/slot_descriptor.h"
+#include "cancel/sender_slots.h"
 
-namespace tagwire::engine {
+namespace tagwire::cancel {
 
 std::optional<SlotTicket> SenderSlots::acquire() {
   if (free_ == 0) return std::nullopt;
@@ -49,4 +49,4 @@ void SenderSlots::settle_all(std::span<const std::uint64_t> words) {
   }
 }
 
-}  // namespace tagwire::engine
+}  // namespace tagwire::cancel

@@ -1,15 +1,15 @@
 // The slot descriptor word and the sender's slot bookkeeping (one-sided
-// send cancel, src/engine/slot_descriptor.h): a slot is given to a new
+// send cancel: src/engine/slot_word.h, src/cancel/sender_slots.h): a slot is given to a new
 // message only once its previous message is seen settled, and a ticket
 // names one message only.
-#include "engine/slot_descriptor.h"
+#include "cancel/sender_slots.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <vector>
 
-namespace tagwire::engine {
+namespace tagwire::cancel {
 namespace {
 
 TEST(SlotWord, EncodesGenerationAndState) {
@@ -101,4 +101,4 @@ TEST(SenderSlots, ReadBackSettlesOnlyWhatMoved) {
 }
 
 }  // namespace
-}  // namespace tagwire::engine
+}  // namespace tagwire::cancel
