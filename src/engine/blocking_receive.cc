@@ -32,7 +32,7 @@ bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int ta
   // (its ranks are world ranks), no dead rank (the request path knows the
   // rules for those).
   if (comm != world_.get() || source == kProcNull || offload_ != nullptr || one_sided_ ||
-      mutex_.application_threads() || !dead_ranks_.empty()) {
+      mutex_.application_threads() || dead_peers_.any()) {
     return false;
   }
   if (!check_request(RequestKind::kReceive, buffer, bytes, source, tag, comm, false).is_ok()) {

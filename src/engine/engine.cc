@@ -78,7 +78,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   }
   std::unique_ptr<Engine> engine(new Engine(config, std::move(bootstrap), std::move(transport)));
   engine->one_host_ = one_host;
-  engine->make_send_cancel_ = send_cancel;
+  engine->send_cancel_ = send_cancel(engine->config_, *engine);
+  engine->one_sided_ = engine->send_cancel_->arbitrates_matches();
   TAGWIRE_RETURN_IF_ERROR(engine->start_up());
   return engine;
 }
@@ -125,8 +126,6 @@ Status Engine::start_up() {
   std::vector<std::uint8_t> mine(3 * sizeof(std::uint64_t));
   std::uint64_t threshold = config_.eager_threshold;
   const std::uint64_t mode = config_.cancel_mode == CancelMode::kOneSided ? 1 : 0;
-  send_cancel_ = make_send_cancel_(config_, *this);
-  one_sided_ = send_cancel_->arbitrates_matches();
   transport::TagOffload* offload = usable_tag_offload();
   const std::uint64_t offloads = offload != nullptr ? 1 : 0;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
@@ -338,7 +337,7 @@ void Engine::note_error(Request* r, const Status& s) {
 void Engine::complete_rest(Request* r) {
   r->registration.reset();
   if (r->bsend_copy != nullptr) {
-    bsend_release(r->bsend_copy);
+    bsend_.release(r->bsend_copy);
     r->bsend_copy = nullptr;
   }
   if (r->user_freed) release_request(r);
@@ -437,7 +436,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (r->mode == SendMode::kBuffered) {
     // Copy into the attached buffer, send from the copy on an internal
     // request, and complete the user's request now.
-    void* copy = bsend_allocate(r->bytes);
+    void* copy = bsend_.allocate(r->bytes);
     if (copy == nullptr) {
       return {ErrorCode::kInvalidBuffer,
               "buffered send of " + std::to_string(r->bytes) +
@@ -457,7 +456,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
     r->bsend_wire_id = internal->id;
     Status s = start_send(internal, &r->slot);
     if (!s.is_ok()) {
-      bsend_release(copy);
+      bsend_.release(copy);
       internal->bsend_copy = nullptr;
       release_request(internal);
       return s;
@@ -1137,11 +1136,7 @@ Result<Request*> Engine::imrecv(void* buffer, std::size_t bytes, std::unique_ptr
 
 Status Engine::buffer_attach(void* buffer, std::size_t bytes) {
   std::lock_guard lock(mutex_);
-  if (bsend_buffer_ != nullptr) return {ErrorCode::kInvalidBuffer, "a buffer is already attached"};
-  if (buffer == nullptr && bytes > 0) return {ErrorCode::kInvalidBuffer, "null buffer"};
-  bsend_buffer_ = static_cast<std::uint8_t*>(buffer);
-  bsend_size_ = bytes;
-  return Status::ok();
+  return bsend_.attach(buffer, bytes);
 }
 
 Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
@@ -1150,38 +1145,13 @@ Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
     unsigned n;
     {
       std::lock_guard lock(mutex_);
-      if (bsend_blocks_.empty()) break;
+      if (!bsend_.in_use()) break;
       n = progress_locked();  // the standard: detach blocks until buffered messages are sent
     }
     idle.turn(n != 0);
   }
   std::lock_guard lock(mutex_);
-  std::pair<void*, std::size_t> out{bsend_buffer_, bsend_size_};
-  bsend_buffer_ = nullptr;
-  bsend_size_ = 0;
-  return out;
-}
-
-void* Engine::bsend_allocate(std::size_t bytes) {
-  // First fit over the in-use blocks (kept sorted by offset); each block
-  // pays kBsendOverhead, as MPI_BSEND_OVERHEAD promises users.
-  const std::size_t need = bytes + kBsendOverhead;
-  std::size_t offset = 0;
-  auto it = bsend_blocks_.begin();
-  for (; it != bsend_blocks_.end(); ++it) {
-    if (it->first - offset >= need) break;
-    offset = it->first + it->second;
-  }
-  if (bsend_buffer_ == nullptr || offset + need > bsend_size_) return nullptr;
-  bsend_blocks_.insert(it, {offset, need});
-  return bsend_buffer_ + offset;
-}
-
-void Engine::bsend_release(void* block) {
-  auto offset = static_cast<std::size_t>(static_cast<std::uint8_t*>(block) - bsend_buffer_);
-  auto it = std::find_if(bsend_blocks_.begin(), bsend_blocks_.end(),
-                         [&](const auto& b) { return b.first == offset; });
-  if (it != bsend_blocks_.end()) bsend_blocks_.erase(it);
+  return bsend_.detach();
 }
 
 // --------------------------------------------------------- communicators

@@ -32,14 +32,15 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
 #include "common/config.h"
+#include "engine/bsend_buffer.h"
 #include "engine/communicator.h"
+#include "engine/dead_peers.h"
 #include "engine/engine_counters.h"
 #include "engine/engine_lock.h"
 #include "engine/idle_backoff.h"
@@ -205,7 +206,7 @@ class Engine final : public transport::Receiver,
   Status free_registered(void* memory);
   // Waits for pending buffered sends, then hands the buffer back.
   Result<std::pair<void*, std::size_t>> buffer_detach();
-  static constexpr std::size_t kBsendOverhead = 64;
+  static constexpr std::size_t kBsendOverhead = BsendBuffer::kOverhead;
 
   // Communicators (collective over `comm`).
   Result<Communicator*> comm_dup(Communicator* comm);
@@ -310,12 +311,10 @@ class Engine final : public transport::Receiver,
     }
   }
   void watch_failures();
-  void on_peer_failed(int world_rank);
-  // Inline, and an empty set first: every send and control message asks.
-  bool is_dead(int world_rank) const {
-    return !dead_ranks_.empty() && dead_ranks_.count(world_rank) != 0;
-  }
-  Status peer_failed_status(int world_rank) const;
+  // `why`: the transport's reason (ok: the launcher reported it dead).
+  void on_peer_failed(int world_rank, const Status& why = Status::ok());
+  bool is_dead(int world_rank) const { return dead_peers_.contains(world_rank); }
+  Status peer_failed_status(int world_rank) const { return dead_peers_.status_for(world_rank); }
   Status check_comm(Communicator* comm) const;
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
                     bool collective = false) const;
@@ -451,8 +450,6 @@ class Engine final : public transport::Receiver,
                                                            std::span<const std::uint8_t> mine,
                                                            int tag);
   Result<std::uint32_t> agree_context_id(Communicator* comm, int tag);
-  void* bsend_allocate(std::size_t bytes);
-  void bsend_release(void* block);
   // The helper thread: kProgress serves the transport all the time,
   // kAgent only while the application is away.
   enum class HelperMode { kNone, kProgress, kAgent };
@@ -497,20 +494,15 @@ class Engine final : public transport::Receiver,
   std::vector<Deferred> deferred_;
   // The send-cancel layer (src/cancel/), and whether it arbitrates every
   // match on a slot descriptor (asked on every message: cached).
-  SendCancelFactory make_send_cancel_ = nullptr;
   std::unique_ptr<SendCancel> send_cancel_;
   bool one_sided_ = false;
   std::vector<std::unique_ptr<Window>> windows_;
-  // Buffered sends: the attached buffer and its in-use blocks.
-  std::uint8_t* bsend_buffer_ = nullptr;
-  std::size_t bsend_size_ = 0;
-  std::vector<std::pair<std::size_t, std::size_t>> bsend_blocks_;  // offset, length
+  BsendBuffer bsend_;  // MPI_Buffer_attach's buffer and the blocks in use
   EngineCounters counters_;
   bool finalized_ = false;
   std::size_t address_bytes_ = 0;
-  std::set<int> dead_ranks_;
+  DeadPeers dead_peers_;  // the launcher's reports and the transport's
   UnnamedReceive unnamed_;
-  std::map<int, Status> unreachable_;  // dead by the transport's word: why
   // alloc_registered regions by start address: length and registration.
   struct Pinned {
     std::size_t length;
@@ -518,8 +510,7 @@ class Engine final : public transport::Receiver,
   };
   std::map<std::uintptr_t, Pinned> pinned_;
   // The registration of a pinned region holding [address, address+bytes).
-  const transport::Registration* pinned_for(
-      const void* address, std::size_t bytes) const;  // world ranks the launcher reported dead
+  const transport::Registration* pinned_for(const void* address, std::size_t bytes) const;
   unsigned failure_poll_ticks_ = 0;
   std::chrono::steady_clock::time_point last_failure_poll_{};
 

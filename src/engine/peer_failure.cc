@@ -19,18 +19,8 @@ namespace {
 constexpr auto kFailurePollInterval = std::chrono::milliseconds(10);
 }  // namespace
 
-Status Engine::peer_failed_status(int world_rank) const {
-  if (auto it = unreachable_.find(world_rank); it != unreachable_.end()) {
-    return {ErrorCode::kPeerFailed,
-            "rank " + std::to_string(world_rank) + " is unreachable: " + it->second.message()};
-  }
-  return {ErrorCode::kPeerFailed, "rank " + std::to_string(world_rank) + " died"};
-}
-
 void Engine::on_peer_unreachable(int peer, const Status& why) {
-  if (peer < 0 || peer >= world_->size() || is_dead(peer)) return;
-  unreachable_.emplace(peer, why);
-  on_peer_failed(peer);
+  on_peer_failed(peer, why);
 }
 
 void Engine::watch_failures() {
@@ -58,9 +48,9 @@ static bool depends_on(const Request& r, int dead) {
   return r.comm->peer_world_rank(r.peer, r.collective) == dead;
 }
 
-void Engine::on_peer_failed(int dead) {
+void Engine::on_peer_failed(int dead, const Status& why) {
   if (dead < 0 || dead >= world_->size() || dead == world_->rank()) return;
-  if (!dead_ranks_.insert(dead).second) return;
+  if (!dead_peers_.add(dead, why)) return;
   ++counters_.peers_failed;
   const Status failed = peer_failed_status(dead);
   TW_WARN("engine", failed.message() << ": its pending operations fail");
