@@ -43,22 +43,40 @@ Status AgentSendCancel::cancel(Request* r) {
   return ask_receiver(r);
 }
 
-Status AgentSendCancel::ask_receiver(Request* r) {
+Header AgentSendCancel::cancel_header(const Request& r, int* peer) {
+  *peer = r.comm->peer_world_rank(r.peer, r.collective);
   Header h;
   h.type = MessageType::kCancelRequest;
-  h.context = r->collective ? r->comm->collective_context() : r->comm->p2p_context();
-  h.source = r->comm->rank();
-  h.tag = r->tag;
-  h.request_id = wire_id(*r);
-  h.remote_address = r->id;  // whom the reply completes
-  TAGWIRE_RETURN_IF_ERROR(
-      site_.cancel_send_header(r->comm->peer_world_rank(r->peer, r->collective), h)
-          .with_context("MPI_Cancel"));
-  ++site_.cancel_counters().cancel_requests_sent;
-  // A send that completed locally (eager, buffered) but was not yet waited
-  // for is open again: it completes by the reply.
+  h.context = r.collective ? r.comm->collective_context() : r.comm->p2p_context();
+  h.source = r.comm->rank();
+  h.tag = r.tag;
+  // The message on the wire: a buffered send's travels on its internal
+  // request, every other send's on the request itself.
+  h.request_id = r.mode == SendMode::kBuffered ? r.bsend_wire_id : r.id;
+  return h;
+}
+
+void AgentSendCancel::reopen(Request* r) {
   r->await(kCancelAnswer);
   r->set_phase(RequestPhase::kRunning);
+}
+
+void AgentSendCancel::conclude(Request* r, bool cancelled) {
+  r->stop_awaiting(kCancelAnswer);
+  if (cancelled) {
+    complete_cancelled(r);
+  } else {
+    site_.cancel_maybe_complete(r);
+  }
+}
+
+Status AgentSendCancel::ask_receiver(Request* r) {
+  int peer = 0;
+  Header h = cancel_header(*r, &peer);
+  h.remote_address = r->id;  // whom the reply completes
+  TAGWIRE_RETURN_IF_ERROR(site_.cancel_send_header(peer, h).with_context("MPI_Cancel"));
+  ++site_.cancel_counters().cancel_requests_sent;
+  reopen(r);
   return Status::ok();
 }
 
@@ -90,13 +108,9 @@ void AgentSendCancel::on_cancel_reply(const Header& h) {
             "cancel reply for unknown send request " << h.request_id << " from rank " << h.origin);
     return;
   }
-  r->stop_awaiting(kCancelAnswer);
-  if ((h.flags & engine::kFlagCancelled) != 0) {
-    ++site_.cancel_counters().sends_cancelled;
-    complete_cancelled(r);
-    return;
-  }
-  site_.cancel_maybe_complete(r);
+  const bool cancelled = (h.flags & engine::kFlagCancelled) != 0;
+  if (cancelled) ++site_.cancel_counters().sends_cancelled;
+  conclude(r, cancelled);
 }
 
 void AgentSendCancel::complete_cancelled(Request* r) {

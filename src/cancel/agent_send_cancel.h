@@ -25,16 +25,21 @@ class AgentSendCancel : public engine::SendCancel {
   static bool worth_asking(const engine::Request& r);
   // Sends CANCEL_REQUEST on the data's own ordered channel.
   Status ask_receiver(engine::Request* r);
+  // A CANCEL_REQUEST naming `r`'s message (both modes send one: a request,
+  // or the one-sided notice); the receiver's world rank in `peer`.
+  static engine::Header cancel_header(const engine::Request& r, int* peer);
+  // A send that completed locally (eager, buffered) but was not yet waited
+  // for is open again once its cancel is under way: it completes by the
+  // answer (request.h: the one edge back from complete to running).
+  static void reopen(engine::Request* r);
+  // The answer came (the receiver's reply, or our own CAS): the send
+  // completes as cancelled, or by its message.
+  void conclude(engine::Request* r, bool cancelled);
   // A message a CANCEL_REQUEST took out of the unexpected queue, before the
   // YES leaves (one-sided mode settles its slot descriptor here).
   virtual void on_taken(const engine::PendingMessage& m) { (void)m; }
   // A send the receiver (or our CAS) cancelled: it completes as cancelled.
   void complete_cancelled(engine::Request* r);
-  // The message a send put on the wire: a buffered send's travels on its
-  // internal request, every other send's on the request itself.
-  static std::uint64_t wire_id(const engine::Request& r) {
-    return r.mode == engine::SendMode::kBuffered ? r.bsend_wire_id : r.id;
-  }
 
   engine::CancelSite& site_;
 };

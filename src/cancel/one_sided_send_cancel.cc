@@ -34,12 +34,9 @@ namespace tagwire::cancel {
 
 using engine::Header;
 using engine::kCancelAnswer;
-using engine::kRemoteAnswer;
-using engine::MessageType;
 using engine::PendingMessage;
 using engine::Request;
 using engine::RequestKind;
-using engine::RequestPhase;
 
 struct OneSidedSendCancel::SlotCancel {
   OneSidedSendCancel* owner = nullptr;
@@ -169,7 +166,8 @@ Status OneSidedSendCancel::cancel(Request* r) {
 }
 
 Status OneSidedSendCancel::cancel_by_slot(Request* r) {
-  const int peer = r->comm->peer_world_rank(r->peer, r->collective);
+  int peer = 0;
+  Header notice = cancel_header(*r, &peer);
   RemoteSlots& rs = remote_slots_[static_cast<std::size_t>(peer)];
   const SlotTicket ticket = *r->slot;
   // A settled slot was matched: our own successful cancel would have
@@ -180,15 +178,10 @@ Status OneSidedSendCancel::cancel_by_slot(Request* r) {
   op->request_id = r->id;
   op->peer = peer;
   op->ticket = ticket;
-  Header& n = op->notice;
-  n.type = MessageType::kCancelRequest;
-  n.flags = engine::kFlagCancelled;
-  n.context = r->collective ? r->comm->collective_context() : r->comm->p2p_context();
-  n.source = r->comm->rank();
-  n.tag = r->tag;
-  n.request_id = wire_id(*r);
-  n.slot = static_cast<std::uint8_t>(ticket.index + 1);
-  n.slot_expected = static_cast<std::uint32_t>(ticket.expected);
+  notice.flags = engine::kFlagCancelled;
+  notice.slot = static_cast<std::uint8_t>(ticket.index + 1);
+  notice.slot_expected = static_cast<std::uint32_t>(ticket.expected);
+  op->notice = notice;
   auto issued = site_.cancel_transport().compare_and_swap(
       peer, rs.address + ticket.index * sizeof(std::uint64_t), rs.key, ticket.expected,
       SlotWord::cancelled(ticket.expected), &op->old_value,
@@ -197,9 +190,7 @@ Status OneSidedSendCancel::cancel_by_slot(Request* r) {
     delete op;
     return issued.status().with_context("MPI_Cancel (remote compare-and-swap)");
   }
-  // A send that completed locally but was not waited for is open again.
-  r->await(kCancelAnswer);
-  r->set_phase(RequestPhase::kRunning);
+  reopen(r);
   if (*issued == transport::Issued::kDone) slot_cancel_done(op, Status::ok());
   return Status::ok();
 }
@@ -225,12 +216,7 @@ void OneSidedSendCancel::on_slot_cancel_done(SlotCancel& op, const Status& s) {
   }
   Request* r = site_.cancel_find(op.request_id);
   if (r == nullptr || r->kind != RequestKind::kSend || !r->awaits(kCancelAnswer)) return;
-  r->stop_awaiting(kCancelAnswer);
-  if (cancelled) {
-    complete_cancelled(r);
-  } else {
-    site_.cancel_maybe_complete(r);
-  }
+  conclude(r, cancelled);
 }
 
 // ------------------------------------------------------------- receiver

@@ -125,7 +125,7 @@ Status Engine::start_up() {
   // NIC and got it on some ranks only is a setup to report, not to run.
   std::vector<std::uint8_t> mine(3 * sizeof(std::uint64_t));
   std::uint64_t threshold = config_.eager_threshold;
-  const std::uint64_t mode = config_.cancel_mode == CancelMode::kOneSided ? 1 : 0;
+  const std::uint64_t mode = one_sided_ ? 1 : 0;  // the cancel layer's own answer
   transport::TagOffload* offload = usable_tag_offload();
   const std::uint64_t offloads = offload != nullptr ? 1 : 0;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
@@ -776,11 +776,7 @@ void Engine::run_deferred() {
 }
 
 void Engine::cancel_defer_header(int world_peer, const Header& h) {
-  Deferred d{};
-  d.kind = Deferred::Kind::kHeader;
-  d.peer = world_peer;
-  d.header = h;
-  deferred_.push_back(d);
+  deferred_.push_back(Deferred{Deferred::Kind::kHeader, world_peer, h.type, 0, 0, nullptr, h});
 }
 
 Status Engine::send_header(int world_peer, const Header& h) {
