@@ -1,0 +1,190 @@
+#include "verbs/verbs_endpoint.h"
+
+#include <algorithm>
+#include <string>
+
+#include "common/log.h"
+
+namespace tagwire::verbs {
+
+VerbsEndpoint::VerbsEndpoint(VerbsInterface* iface, std::size_t peer, const RingLayout& layout)
+    : iface_(iface),
+      peer_(peer),
+      layout_(layout),
+      window_(layout.slots),
+      back_(std::max(1u, layout.slots / 4)) {}
+
+Status VerbsEndpoint::make_own_ring(CmCard* card) {
+  if (!own_ring_) {
+    AlignedBytes ring = aligned_zeroed(layout_.ring_bytes());
+    if (!ring) {
+      return Status(ErrorCode::kOutOfResources,
+                    "verbs transport: out of memory for the ring of rank " + std::to_string(peer_));
+    }
+    auto mr = verbs::register_memory(iface_->device(), ring.get(), layout_.ring_bytes(),
+                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!mr) return mr.status().with_context("eager ring of rank " + std::to_string(peer_));
+    own_ring_ = std::move(ring);
+    own_ring_mr_ = std::move(mr).value();
+    ring_ = own_ring_.get();
+    iface_->counters().registered_bytes += layout_.ring_bytes();
+  }
+  card->address = reinterpret_cast<std::uint64_t>(own_ring_.get());
+  card->key = own_ring_mr_->rkey;
+  return Status::ok();
+}
+
+Status VerbsEndpoint::post_wake_receive(RcQueuePair& qp) {
+  return qp.post_recv(wr_id(WrKind::kRecv, peer_index(peer_, 0)),
+                      LocalBuffer{iface_->credit_out(peer_), 0, iface_->credit_out_lkey()});
+}
+
+Status VerbsEndpoint::post_wake_receives(RcQueuePair& qp) {
+  for (std::uint32_t k = 0; k < wake_receives(); ++k) {
+    TAGWIRE_RETURN_IF_ERROR(post_wake_receive(qp));
+  }
+  return Status::ok();
+}
+
+bool VerbsEndpoint::window_open() {
+  if (window_.can_send()) return true;
+  window_.on_ack(static_cast<std::uint32_t>(iface_->credit_word(peer_)));
+  return window_.can_send();
+}
+
+// Whether the next WRITE asks for a completion: one in kSignalEvery, or
+// every one while staging slots run low.
+bool VerbsEndpoint::signal_next(bool holds_slot) {
+  if (++unsignaled_ >= kSignalEvery ||
+      (holds_slot && iface_->free_staging() < VerbsInterface::kSendSlots / 4)) {
+    unsignaled_ = 0;
+    return true;
+  }
+  return false;
+}
+
+Status VerbsEndpoint::write_message(std::uint32_t slot, std::span<const std::uint8_t> header,
+                                    std::span<const std::uint8_t> payload,
+                                    transport::Delivery delivery) {
+  RcQueuePair& qp = *qp_;
+  const std::uint64_t serial = window_.take();
+  // Our consumed count of the peer's messages rides along for free.
+  const std::uint32_t ack = back_.tell();
+  std::span<std::uint8_t> image = iface_->staging_slot(slot);
+  const StagedWrite w = stage_message(image, serial, ack, header, payload);
+  WriteOptions o;
+  o.inline_data = w.length <= qp.max_inline();
+  o.with_immediate = delivery == transport::Delivery::kWake || remote_.wake_all;
+  o.signaled = signal_next(!o.inline_data);
+  if (!o.inline_data) {
+    held_.push_back(slot);
+    ++held_pushed_;
+  }
+  Status s = qp.post_write(
+      wr_id(WrKind::kRing, peer_index(peer_, held_pushed_)),
+      LocalBuffer{image.data() + w.offset, static_cast<std::uint32_t>(w.length),
+                  iface_->staging_lkey()},
+      remote_.ring_address + layout_.slot_offset(serial) + w.offset, remote_.ring_rkey, o);
+  // Inline data was copied by the post: the slot is free again.
+  if (o.inline_data) iface_->give_staging(slot);
+  if (!s.is_ok()) return s.with_context("eager WRITE to rank " + std::to_string(peer_));
+  if (o.with_immediate) ++iface_->counters().wake_writes;
+  return Status::ok();
+}
+
+Status VerbsEndpoint::post_flush() {
+  WriteOptions o;
+  o.signaled = true;
+  unsignaled_ = 0;
+  Status s = write_credit_word(0, WrKind::kCredit, o);
+  if (s.is_ok()) ++flushes_;
+  return s;
+}
+
+// A WRITE of `length` bytes (0 or 8) of our count for the peer into its
+// credit word: a count, a closing mark, or nothing (a flush).
+Status VerbsEndpoint::write_credit_word(std::uint32_t length, WrKind kind, const WriteOptions& o) {
+  return qp_->post_write(wr_id(kind, peer_index(peer_, held_pushed_)),
+                         LocalBuffer{iface_->credit_out(peer_), length, iface_->credit_out_lkey()},
+                         remote_.credit_address, remote_.credit_rkey, o);
+}
+
+Status VerbsEndpoint::post_credit(std::uint64_t mark) {
+  auto* out = reinterpret_cast<std::uint64_t*>(iface_->credit_out(peer_));
+  // If the device reads this after a later count overwrote it, the peer
+  // just learns more: counts only grow.
+  *out = back_.tell() | mark;
+  WriteOptions o;
+  o.inline_data = true;
+  o.with_immediate = remote_.wake_all;
+  o.signaled = mark != 0 || signal_next(false);
+  Status s = write_credit_word(8, mark != 0 ? WrKind::kClose : WrKind::kCredit, o);
+  if (!s.is_ok()) return s.with_context("credit WRITE to rank " + std::to_string(peer_));
+  if (o.signaled && mark == 0) ++flushes_;
+  return Status::ok();
+}
+
+void VerbsEndpoint::on_write_completion(WrKind kind, std::uint32_t held_when_posted) {
+  while (static_cast<std::uint32_t>(held_released_) != held_when_posted && !held_.empty()) {
+    iface_->give_staging(held_.front());
+    held_.pop_front();
+    ++held_released_;
+  }
+  if (kind == WrKind::kClose) closed_ = true;
+  if (kind == WrKind::kCredit && flushes_ > 0) --flushes_;
+}
+
+void VerbsEndpoint::queue(std::span<const std::uint8_t> header,
+                          std::span<const std::uint8_t> payload, transport::Delivery delivery) {
+  Backlogged b;
+  b.bytes.assign(header.begin(), header.end());
+  b.bytes.insert(b.bytes.end(), payload.begin(), payload.end());
+  b.header_length = header.size();
+  b.delivery = delivery;
+  backlog_.push_back(std::move(b));
+}
+
+VerbsEndpoint::Backlogged VerbsEndpoint::next_backlogged() {
+  Backlogged b = std::move(backlog_.front());
+  backlog_.pop_front();
+  return b;
+}
+
+unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver) {
+  if (!qp_) return 0;
+  unsigned n = 0;
+  for (unsigned k = 0; k < kRingBatch; ++k) {
+    ArrivedMessage m;
+    const Arrival a = peek_message(ring_slot(next_serial_), next_serial_, &m);
+    if (a == Arrival::kEmpty) break;
+    if (a == Arrival::kReady) {
+      window_.on_ack(m.ack);
+      ++iface_->counters().messages_received;
+      if (receiver != nullptr) receiver->on_message(m.header, m.payload);
+    } else {
+      TW_WARN("verbs",
+              "malformed eager message " << next_serial_ << " from rank " << peer_ << " dropped");
+    }
+    release_slot(ring_slot(next_serial_));
+    ++next_serial_;
+    back_.consumed_one();
+    if (back_.write_due()) {
+      Status s = post_credit(0);
+      if (s.is_ok()) {
+        ++iface_->counters().credit_writes;
+      } else {
+        TW_WARN("verbs", s.to_string());
+      }
+    }
+    ++n;
+  }
+  return n;
+}
+
+bool VerbsEndpoint::ring_has_message() {
+  if (!qp_) return false;
+  ArrivedMessage m;
+  return peek_message(ring_slot(next_serial_), next_serial_, &m) != Arrival::kEmpty;
+}
+
+}  // namespace tagwire::verbs
