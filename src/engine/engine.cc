@@ -64,13 +64,15 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   setup.max_remote_key = kMaxRemoteKey;
   auto transport = (*entry)->create(setup);
   if (!transport) return transport.status();
-  return create(resolved, std::move(bootstrap), std::move(transport).value(), send_cancel, *local);
+  return create(resolved, std::move(bootstrap), std::move(transport).value(), send_cancel, *local,
+                caps);
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::unique_ptr<Bootstrap> bootstrap,
                                                std::unique_ptr<transport::Transport> transport,
-                                               SendCancelFactory send_cancel, bool one_host) {
+                                               SendCancelFactory send_cancel, bool one_host,
+                                               const transport::Capabilities& caps) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
   if (send_cancel == nullptr) {
@@ -78,6 +80,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
   }
   std::unique_ptr<Engine> engine(new Engine(config, std::move(bootstrap), std::move(transport)));
   engine->one_host_ = one_host;
+  engine->caps_ = caps;
   engine->send_cancel_ = send_cancel(engine->config_, *engine);
   engine->one_sided_ = engine->send_cancel_->arbitrates_matches();
   TAGWIRE_RETURN_IF_ERROR(engine->start_up());
@@ -508,9 +511,9 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   const std::optional<std::uint64_t> nic_tag =
       offload_ == nullptr ? std::nullopt : matching::encode_nic_tag({h.context, h.source, h.tag});
   const transport::Completion sent{&Engine::on_send_done, r};
-  auto issued = nic_tag ? offload_->send_tagged(world_dest, *nic_tag, r->header, payload, sent)
-                        : transport_->send(world_dest, r->header, payload, sent,
-                                           transport::Delivery::kPolled);
+  auto issued =
+      nic_tag ? offload_->send_tagged(world_dest, *nic_tag, r->header, payload, sent)
+              : send_untagged(world_dest, r->header, payload, sent, transport::Delivery::kPolled);
   if (!issued) {
     r->stop_awaiting(kRemoteAnswer);
     r->registration.reset();
@@ -786,8 +789,8 @@ Status Engine::send_header(int world_peer, const Header& h) {
   // A cancel request must reach the peer's cancel agent while its
   // application computes (docs/architecture.md §4); everything else is polled for.
   const bool wake = h.type == MessageType::kCancelRequest && (h.flags & kFlagCancelled) == 0;
-  auto issued = transport_->send(world_peer, encode(out), {}, {},
-                                 wake ? transport::Delivery::kWake : transport::Delivery::kPolled);
+  auto issued = send_untagged(world_peer, encode(out), {}, {},
+                              wake ? transport::Delivery::kWake : transport::Delivery::kPolled);
   return issued ? Status::ok() : issued.status();
 }
 

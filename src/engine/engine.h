@@ -53,6 +53,7 @@
 #include "engine/wire.h"
 #include "matching/matcher.h"
 #include "matching/offloaded_matcher.h"
+#include "transport/registry.h"
 #include "transport/tag_offload.h"
 #include "transport/transport.h"
 
@@ -92,12 +93,15 @@ class Engine final : public transport::Receiver,
                                                 SendCancelFactory send_cancel);
   // With a given transport (the wire fuzzer drives the engine over one
   // that goes nowhere). `one_host`: every rank of the job runs on this
-  // host (how a waiting rank shares its core depends on it).
+  // host (how a waiting rank shares its core depends on it). `caps`: what
+  // the transport's registry entry declares (transport/registry.h); the
+  // default promises nothing, so the engine assumes the least.
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 std::unique_ptr<Bootstrap> bootstrap,
                                                 std::unique_ptr<transport::Transport> transport,
                                                 SendCancelFactory send_cancel,
-                                                bool one_host = false);
+                                                bool one_host = false,
+                                                const transport::Capabilities& caps = {});
   // From the environment: Config::from_environment() and create_bootstrap().
   static Result<std::unique_ptr<Engine>> create_from_environment(SendCancelFactory send_cancel);
 
@@ -115,6 +119,7 @@ class Engine final : public transport::Receiver,
   Communicator* self() const { return self_.get(); }
   const Config& config() const { return config_; }
   std::string_view transport_name() const { return transport_->name(); }
+  const transport::Capabilities& transport_capabilities() const { return caps_; }
   bool transport_connects_on_first_use() const { return transport_->connects_on_first_use(); }
   std::string_view bootstrap_kind() const { return bootstrap_->kind(); }
   // Bytes of this rank's transport address: every rank keeps one per rank
@@ -397,6 +402,18 @@ class Engine final : public transport::Receiver,
   void send_control(int world_peer, MessageType type, std::uint64_t request_id,
                     std::uint8_t flags = 0);
   Status send_header(int world_peer, const Header& h);
+  // A message without a NIC tag: on the NIC's tag-matching channel while
+  // the engine holds it (one channel per pair keeps a control message
+  // behind the message it names; the transport's own send refuses then),
+  // else by the transport's send.
+  Result<transport::Issued> send_untagged(int world_peer, std::span<const std::uint8_t> header,
+                                          std::span<const std::uint8_t> payload,
+                                          transport::Completion done,
+                                          transport::Delivery delivery) {
+    return offload_ != nullptr
+               ? offload_->send_untagged(world_peer, header, payload, done, delivery)
+               : transport_->send(world_peer, header, payload, done, delivery);
+  }
   // One-sided cancel: before a receive or probe looks at the unexpected
   // queue (inline: every receive asks, and only that mode settles).
   void settle_unexpected(const matching::ReceivePattern& pattern, bool claim_head) {
@@ -466,7 +483,8 @@ class Engine final : public transport::Receiver,
 
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
-  bool one_host_ = false;  // every rank runs on this host
+  bool one_host_ = false;         // every rank runs on this host
+  transport::Capabilities caps_;  // what the transport's entry declares
   std::unique_ptr<transport::Transport> transport_;
   DecodeLimits limits_;
   std::unique_ptr<Communicator> world_;

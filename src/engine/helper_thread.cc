@@ -28,11 +28,16 @@ namespace {
 // application is in the library (it answers cancels itself then).
 constexpr auto kAgentNap = std::chrono::milliseconds(5);
 // While the application is away, the longest the agent sleeps between looks
-// when no event wakes it. Over UCX TCP (and verbs) the event fd wakes it at
-// once; UCX 1.13's shared-memory transports do not signal it for active
-// messages (and refuse to arm with cma), so there this bounds the answer
-// time from a sleeping peer, at about a thousand cheap wake-ups a second.
+// when no event wakes it. On a transport that declares wake_events (shm,
+// verbs: every kWake message, a cancel request among them, makes the armed
+// fd readable) the event is what answers a sleeping peer's cancel, and the
+// look only moves other traffic along: a few a second will do, and the
+// agent leaves the core to whoever computes. Without it (UCX 1.13's
+// shared-memory lanes raise no event for active messages, and refuse to
+// arm with cma) the look is what bounds the answer time, at about a
+// thousand cheap wake-ups a second.
 constexpr int kAwayPollMs = 1;
+constexpr int kAwayPollWithEventsMs = 20;
 constexpr auto kAwayNap = std::chrono::milliseconds(kAwayPollMs);
 // The progress thread's pause when it cannot get in, or has no event fd.
 constexpr auto kProgressNap = std::chrono::microseconds(50);
@@ -49,6 +54,10 @@ void Engine::helper_thread_main(HelperMode mode, const Result<Topology>& topolog
     }
   }
   const int fd = transport_->event_fd();
+  // The progress thread serves every message, and only kWake ones are sure
+  // to raise the event: it keeps looking every millisecond.
+  const int away_poll_ms =
+      mode == HelperMode::kAgent && caps_.wake_events ? kAwayPollWithEventsMs : kAwayPollMs;
   std::uint64_t seen_activity = mutex_.activity();
   while (!stop_helper_thread_.load(std::memory_order_relaxed)) {
     if (mode == HelperMode::kAgent) {
@@ -80,7 +89,7 @@ void Engine::helper_thread_main(HelperMode mode, const Result<Topology>& topolog
     if (armed) {
       // Sleep until the NIC / socket / shared memory says there is work.
       pollfd pfd{fd, POLLIN, 0};
-      ::poll(&pfd, 1, kAwayPollMs);
+      ::poll(&pfd, 1, away_poll_ms);
     } else if (progressed == 0) {
       std::this_thread::sleep_for(mode == HelperMode::kAgent ? kAwayNap : kProgressNap);
     }

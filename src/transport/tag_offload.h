@@ -13,11 +13,15 @@
 // elsewhere than the user's data), and the engine copies or reads from
 // there as it does for a message software matched.
 //
-// Order: tagged messages and send()'s untagged ones to one peer share one
+// Order: a facet's tagged and untagged messages to one peer share one
 // ordered channel, and the sink hears about them -- matched, unexpected or
 // untagged (Receiver::on_message) -- in the order they arrived, interleaved
 // with the completions of the operations posted. So a cancel request that
 // follows a message is handled after the NIC's report of any match of it.
+// Once the engine holds the facet (set_sink), everything it sends goes by
+// send_tagged or send_untagged: the transport's own send() then refuses
+// (kInvalidArgument) rather than take another channel, on which a control
+// message could overtake the tagged message it names.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +65,11 @@ class TagOffload {
   virtual Result<Issued> send_tagged(PeerId peer, std::uint64_t nic_tag,
                                      std::span<const std::uint8_t> header,
                                      std::span<const std::uint8_t> payload, Completion done) = 0;
+  // As Transport::send, on the same channel as send_tagged, with no tag
+  // (IBV_TMH_NO_TAG): the NIC hands it to the transport's Receiver.
+  virtual Result<Issued> send_untagged(PeerId peer, std::span<const std::uint8_t> header,
+                                       std::span<const std::uint8_t> payload, Completion done,
+                                       Delivery delivery) = 0;
   // Posts `ops` to the NIC, in order (ibv_post_srq_ops).
   virtual Status post_ops(std::span<const matching::NicOp> ops) = 0;
 };

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "verbs/channel_address.h"
 #include "verbs/cm_connector.h"
 #include "verbs/rc_queue_pair.h"
-#include "verbs/tag_matching_channels.h"
 
 namespace tagwire::verbs {
 

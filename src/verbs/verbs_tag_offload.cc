@@ -144,9 +144,13 @@ Result<transport::Issued> VerbsTagOffload::send(int peer, std::optional<std::uin
   return transport::Issued::kDone;
 }
 
-Result<transport::Issued> VerbsTagOffload::send_untagged(int peer,
+// Every untagged SEND raises the receiver's event (its TM CQ reports every
+// message), so `delivery` asks for nothing more.
+Result<transport::Issued> VerbsTagOffload::send_untagged(transport::PeerId peer,
                                                          std::span<const std::uint8_t> header,
-                                                         std::span<const std::uint8_t> payload) {
+                                                         std::span<const std::uint8_t> payload,
+                                                         transport::Completion,
+                                                         transport::Delivery) {
   return send(peer, std::nullopt, header, payload);
 }
 

@@ -1,8 +1,8 @@
 // VerbsTagOffload: the verbs transport's TagOffload (transport/tag_offload.h),
 // the NIC's tag matching for the engine's messages.
 //
-// While it is on, every message the transport carries to a rank -- tagged
-// (send_tagged) or not (Transport::send, as IBV_TMH_NO_TAG) -- is a SEND on
+// While it is on, every message the engine sends a rank -- tagged
+// (send_tagged) or not (send_untagged, as IBV_TMH_NO_TAG) -- is a SEND on
 // this rank's send QP for that rank, connected to that rank's tagged QP on
 // its tag-matching SRQ. One ordered channel per pair: a cancel request or a
 // FIN stays behind the message it names, and the receiving NIC sees a
@@ -28,9 +28,9 @@
 
 #include "common/status.h"
 #include "transport/tag_offload.h"
+#include "verbs/channel_address.h"
 #include "verbs/device.h"
 #include "verbs/rc_queue_pair.h"
-#include "verbs/tag_matching_channels.h"
 #include "verbs/tag_offload_port.h"
 #include "verbs/tm_srq.h"
 #include "verbs/verbs_handles.h"
@@ -70,10 +70,6 @@ class VerbsTagOffload final : public transport::TagOffload {
   ChannelAddress address(int peer) const;
   Status connect(int peer, const ChannelAddress& remote);
 
-  // Transport::send while tag matching is on: the message as NO_TAG.
-  Result<transport::Issued> send_untagged(int peer, std::span<const std::uint8_t> header,
-                                          std::span<const std::uint8_t> payload);
-
   // transport::TagOffload.
   std::uint32_t capacity() const override { return port_->capacity(); }
   std::size_t max_tagged_message() const override { return port_->max_tagged_message(); }
@@ -82,6 +78,11 @@ class VerbsTagOffload final : public transport::TagOffload {
                                         std::span<const std::uint8_t> header,
                                         std::span<const std::uint8_t> payload,
                                         transport::Completion done) override;
+  Result<transport::Issued> send_untagged(transport::PeerId peer,
+                                          std::span<const std::uint8_t> header,
+                                          std::span<const std::uint8_t> payload,
+                                          transport::Completion done,
+                                          transport::Delivery delivery) override;
   Status post_ops(std::span<const matching::NicOp> ops) override { return port_->post_ops(ops); }
 
   // SEND completions, what waited for a staging slot, then the port's

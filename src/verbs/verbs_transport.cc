@@ -185,12 +185,15 @@ class VerbsTransport final : public transport::Transport {
                                                      " + " + std::to_string(payload.size()) +
                                                      " bytes exceeds the verbs slot");
     }
-    ++tally().messages_sent;
     // With the NIC matching, everything to a rank (self too) shares the one
-    // channel its tagged messages take, so order holds across both kinds.
+    // channel its tagged messages take (TagOffload::send_untagged): a
+    // message on the ring could overtake the tagged one it names.
     if (tag_offload_ && tag_offload_->in_use()) {
-      return tag_offload_->send_untagged(peer, header, payload);
+      return Status(ErrorCode::kInvalidArgument,
+                    "verbs transport: the NIC matches tags, so messages go through the "
+                    "tag-matching channel (TagOffload::send_untagged), not the eager ring");
     }
+    ++tally().messages_sent;
     if (peer == options_.rank) {
       self_queue_.emplace_back(frame(header, payload));
       return transport::Issued::kDone;
@@ -387,8 +390,11 @@ class VerbsTransport final : public transport::Transport {
     c.open_connections = static_cast<std::uint64_t>(
         std::count_if(endpoints_.begin(), endpoints_.end(),
                       [](const VerbsEndpoint& ep) { return ep.connected(); }));
-    // Tagged messages go straight to the facet (send() counted the rest).
-    if (tag_offload_) c.messages_sent += tag_offload_->counters().tagged_sent;
+    // Messages on the tag-matching channel are the facet's to count.
+    if (tag_offload_) {
+      c.messages_sent +=
+          tag_offload_->counters().tagged_sent + tag_offload_->counters().untagged_sent;
+    }
     return c;
   }
 

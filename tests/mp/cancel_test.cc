@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -291,6 +292,31 @@ TEST(SendCancel, ReceiverAwayFromTheLibraryStillAnswers) {
   if (receiver()) {
     EXPECT_FALSE(take(E().iprobe(partner(), kTag, W(), nullptr)));
   }
+  barrier();
+}
+
+// A rank away from the library leaves its core to whoever computes: on a
+// transport whose kWake messages raise the sleeper's event (wake_events:
+// shm, verbs), the cancel agent sleeps on that event and looks on its own
+// only every 20 ms, not every millisecond (a thousand wake-ups a second it
+// took before). The cancel that must still be answered at once is the test
+// above's.
+TEST(SendCancel, AnIdleAgentSleepsOnTheEvent) {
+  if (!E().config().cancel_agent || E().config().progress_thread) {
+    GTEST_SKIP() << "no cancel agent in this run (TAGWIRE_CANCEL_AGENT=0 or a progress thread)";
+  }
+  if (!E().transport_capabilities().wake_events) {
+    GTEST_SKIP() << E().transport_name()
+                 << " declares no wake_events: its agent must look every millisecond";
+  }
+  constexpr auto kAway = std::chrono::milliseconds(600);
+  barrier();
+  const std::uint64_t before = E().counters().helper_entries;
+  std::this_thread::sleep_for(kAway);  // no library call at all
+  const std::uint64_t entries = E().counters().helper_entries - before;
+  // About 30 looks at 20 ms; a look every millisecond would be about 600.
+  EXPECT_LT(entries, 150u) << "the idle agent took the engine " << entries << " times in "
+                           << kAway.count() << " ms";
   barrier();
 }
 

@@ -206,6 +206,11 @@ class FabricTransport final : public transport::Transport, public transport::Tag
   Result<transport::Issued> send(transport::PeerId peer, std::span<const std::uint8_t> header,
                                  std::span<const std::uint8_t> payload, transport::Completion,
                                  transport::Delivery) override {
+    // As the verbs transport: while the engine holds the facet, untagged
+    // messages go by send_untagged, on the tagged messages' channel.
+    if (sink_ != nullptr) {
+      return Status(ErrorCode::kInvalidArgument, "send() while the NIC matches: use send_untagged");
+    }
     fabric_->push(peer,
                   Wire{false, 0, {header.begin(), header.end()}, {payload.begin(), payload.end()}});
     return transport::Issued::kDone;
@@ -280,6 +285,14 @@ class FabricTransport final : public transport::Transport, public transport::Tag
     fabric_->push(
         peer,
         Wire{true, nic_tag, {header.begin(), header.end()}, {payload.begin(), payload.end()}});
+    return transport::Issued::kDone;
+  }
+  Result<transport::Issued> send_untagged(transport::PeerId peer,
+                                          std::span<const std::uint8_t> header,
+                                          std::span<const std::uint8_t> payload,
+                                          transport::Completion, transport::Delivery) override {
+    fabric_->push(peer,
+                  Wire{false, 0, {header.begin(), header.end()}, {payload.begin(), payload.end()}});
     return transport::Issued::kDone;
   }
   Status post_ops(std::span<const matching::NicOp> ops) override {

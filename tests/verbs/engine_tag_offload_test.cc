@@ -265,6 +265,14 @@ TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver
   const std::string header = "cancel-request";
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(header.data()),
                                             header.size());
+  // Held by the engine, the facet is the one way out: the transport's own
+  // send refuses, saying so, rather than take the eager ring, where a
+  // control message could overtake the tagged message it names.
+  auto refused = side[0]->send(1, bytes, {}, {}, transport::Delivery::kWake);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("send_untagged"), std::string::npos)
+      << refused.status().to_string();
 
   for (const bool tagged : {false, true}) {
     SCOPED_TRACE(tagged ? "tagged" : "untagged");
@@ -278,7 +286,7 @@ TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver
     }
     ASSERT_TRUE(armed) << "nothing pending: arm() must allow sleeping";
     auto sent = tagged ? facet[0]->send_tagged(1, 0x1234, bytes, {}, {})
-                       : side[0]->send(1, bytes, {}, {}, transport::Delivery::kWake);
+                       : facet[0]->send_untagged(1, bytes, {}, {}, transport::Delivery::kWake);
     ASSERT_TRUE(sent.is_ok()) << sent.status().to_string();
     // Only the sender moves: the receiver sleeps until its event.
     pollfd p{fd, POLLIN, 0};
@@ -296,7 +304,7 @@ TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver
   // arm() must find it and refuse to sleep. The sender's SEND completes
   // on the peer's ACK, which rxe sends after the receive's completion; a
   // NIC may ACK before its completion is visible, hence the pause there.
-  ASSERT_TRUE(side[0]->send(1, bytes, {}, {}, transport::Delivery::kWake).is_ok());
+  ASSERT_TRUE(facet[0]->send_untagged(1, bytes, {}, {}, transport::Delivery::kWake).is_ok());
   const auto* sender = dynamic_cast<const verbs::VerbsTagOffload*>(facet[0]);
   ASSERT_NE(sender, nullptr);
   for (int i = 0; i < 100000 && sender->sending(); ++i) side[0]->progress();

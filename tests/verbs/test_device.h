@@ -23,19 +23,4 @@ inline std::unique_ptr<Device> open_test_device(std::string* why_not) {
   return std::make_unique<Device>(std::move(d).value());
 }
 
-// The device for a tag-matching test on the hardware path (`hardware`) or
-// the software one: null with `why_not` set when the test must skip. The
-// hardware path needs IBV_TM_CAP_RC; ci/rxe-tests checks that rxe0 skips
-// it with exactly this reason.
-inline std::unique_ptr<Device> open_tag_matching_device(bool hardware, std::string* why_not) {
-  auto device = open_test_device(why_not);
-  if (device && hardware && !device->caps().tm_rc) {
-    *why_not = "device " + device->caps().name +
-               " reports no tag matching (tm_caps.flags lacks IBV_TM_CAP_RC); the software "
-               "path runs the same scenario";
-    return nullptr;
-  }
-  return device;
-}
-
 }  // namespace tagwire::verbs::testing
