@@ -67,9 +67,9 @@ constexpr EnumName<TransportChoice> kTransportNames[] = {{"auto", TransportChoic
                                                          {"shm", TransportChoice::kShm},
                                                          {"ucx", TransportChoice::kUcx},
                                                          {"verbs", TransportChoice::kVerbs}};
-constexpr EnumName<TagMatchingChoice> kTagMatchingNames[] = {{"auto", TagMatchingChoice::kAuto},
-                                                             {"on", TagMatchingChoice::kOn},
-                                                             {"off", TagMatchingChoice::kOff}};
+constexpr EnumName<NicMatchingChoice> kNicMatchingNames[] = {{"auto", NicMatchingChoice::kAuto},
+                                                             {"on", NicMatchingChoice::kOn},
+                                                             {"off", NicMatchingChoice::kOff}};
 constexpr EnumName<VerbsConnectChoice> kVerbsConnectNames[] = {
     {"auto", VerbsConnectChoice::kAuto},
     {"cm", VerbsConnectChoice::kCm},
@@ -134,9 +134,9 @@ const Setting kSettings[] = {
      [](const Config& c) { return enum_name(c.transport, kTransportNames); }},
     {"TAGWIRE_TM", "hardware tag matching: auto on off",
      [](Config& c, std::string_view n, std::string_view t) {
-       return store(c.tag_matching, parse_enum(n, t, kTagMatchingNames));
+       return store(c.nic_matching, parse_enum(n, t, kNicMatchingNames));
      },
-     [](const Config& c) { return enum_name(c.tag_matching, kTagMatchingNames); }},
+     [](const Config& c) { return enum_name(c.nic_matching, kNicMatchingNames); }},
     {"TAGWIRE_VERBS_CONNECT", "verbs: how RC QPs connect: auto cm exchange",
      [](Config& c, std::string_view n, std::string_view t) {
        return store(c.verbs_connect, parse_enum(n, t, kVerbsConnectNames));

@@ -19,7 +19,7 @@
 namespace tagwire {
 
 enum class TransportChoice { kAuto, kShm, kUcx, kVerbs };
-enum class TagMatchingChoice { kAuto, kOn, kOff };
+enum class NicMatchingChoice { kAuto, kOn, kOff };
 // How the verbs transport connects its RC QPs: through rdma_cm on first use
 // (lazily, routed by the IP stack; what RoCE users expect), or all at
 // start-up from QP numbers published through the bootstrap. kAuto: rdma_cm
@@ -40,7 +40,7 @@ struct Config {
   bool eager_threshold_set = false;
   log::Level log_level = log::Level::kWarn;
   TransportChoice transport = TransportChoice::kAuto;
-  TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;
+  NicMatchingChoice nic_matching = NicMatchingChoice::kAuto;
   VerbsConnectChoice verbs_connect = VerbsConnectChoice::kAuto;
   // Verbs: keep user buffers registered between operations, forgetting a
   // registration when its memory is unmapped (TAGWIRE_RCACHE).

@@ -31,7 +31,7 @@ bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int ta
   // message this one let pass to the unexpected queue), MPI_COMM_WORLD
   // (its ranks are world ranks), no dead rank (the request path knows the
   // rules for those).
-  if (comm != world_.get() || source == kProcNull || offload_ != nullptr || one_sided_ ||
+  if (comm != world_.get() || source == kProcNull || nic_matching_ != nullptr || one_sided_ ||
       mutex_.application_threads() || dead_peers_.any()) {
     return false;
   }

@@ -95,8 +95,8 @@ Result<std::unique_ptr<Engine>> Engine::create_from_environment(SendCancelFactor
   return create(*config, std::move(bootstrap).value(), send_cancel);
 }
 
-transport::TagOffload* Engine::usable_tag_offload() const {
-  transport::TagOffload* tm = transport_->tag_offload();
+transport::NicMatching* Engine::usable_nic_matching() const {
+  transport::NicMatching* tm = transport_->nic_matching();
   if (tm == nullptr) return nullptr;
   const std::size_t largest =
       sizeof(Header) + std::max<std::size_t>(config_.eager_threshold, kMaxRemoteKey);
@@ -123,17 +123,17 @@ Status Engine::start_up() {
   // disagree would drop each other's messages, so refuse to start instead.
   // So does the cancel mode: a one-sided sender needs the receiver's slot
   // descriptors, published here, and a receiver that claims them. And so
-  // does the NIC's tag matching: a rank that sends untagged to one that
-  // offloads would still be matched in order, but a job that asked for the
+  // does the NIC's matching: a rank that sends untagged to one that
+  // matches in the NIC would still be matched in order, but a job that asked for the
   // NIC and got it on some ranks only is a setup to report, not to run.
   std::vector<std::uint8_t> mine(3 * sizeof(std::uint64_t));
   std::uint64_t threshold = config_.eager_threshold;
   const std::uint64_t mode = one_sided_ ? 1 : 0;  // the cancel layer's own answer
-  transport::TagOffload* offload = usable_tag_offload();
-  const std::uint64_t offloads = offload != nullptr ? 1 : 0;
+  transport::NicMatching* nic = usable_nic_matching();
+  const std::uint64_t in_nic = nic != nullptr ? 1 : 0;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
   std::memcpy(mine.data() + sizeof(threshold), &mode, sizeof(mode));
-  std::memcpy(mine.data() + 2 * sizeof(threshold), &offloads, sizeof(offloads));
+  std::memcpy(mine.data() + 2 * sizeof(threshold), &in_nic, sizeof(in_nic));
   TAGWIRE_RETURN_IF_ERROR(send_cancel_->publish(&mine));
   auto address = transport_->address();
   address_bytes_ = address.size();
@@ -145,13 +145,13 @@ Status Engine::start_up() {
     auto& entry = (*all)[static_cast<std::size_t>(r)];
     std::uint64_t theirs = 0;
     std::uint64_t their_mode = 0;
-    std::uint64_t their_offload = 0;
+    std::uint64_t their_nic_matching = 0;
     if (entry.size() < 3 * sizeof(theirs)) {
       return Status(ErrorCode::kProtocol, "malformed address from rank " + std::to_string(r));
     }
     std::memcpy(&theirs, entry.data(), sizeof(theirs));
     std::memcpy(&their_mode, entry.data() + sizeof(theirs), sizeof(their_mode));
-    std::memcpy(&their_offload, entry.data() + 2 * sizeof(theirs), sizeof(their_offload));
+    std::memcpy(&their_nic_matching, entry.data() + 2 * sizeof(theirs), sizeof(their_nic_matching));
     if (theirs != threshold) {
       return Status(ErrorCode::kConfig,
                     "TAGWIRE_EAGER_THRESHOLD differs between ranks (" + std::to_string(threshold) +
@@ -161,11 +161,11 @@ Status Engine::start_up() {
       return Status(ErrorCode::kConfig, "TAGWIRE_CANCEL_MODE differs between ranks (rank " +
                                             std::to_string(r) + " has the other one)");
     }
-    if (their_offload != offloads) {
+    if (their_nic_matching != in_nic) {
       return Status(ErrorCode::kConfig,
                     std::string("the NIC's tag matching is on at rank ") +
-                        std::to_string(offloads != 0 ? rank : r) + " and off at rank " +
-                        std::to_string(offloads != 0 ? r : rank) +
+                        std::to_string(in_nic != 0 ? rank : r) + " and off at rank " +
+                        std::to_string(in_nic != 0 ? r : rank) +
                         " (TAGWIRE_TM, the device, and TAGWIRE_CANCEL_MODE must agree)");
     }
     std::span<const std::uint8_t> rest(entry);
@@ -175,10 +175,10 @@ Status Engine::start_up() {
   }
   TAGWIRE_RETURN_IF_ERROR(transport_->set_peer_addresses(std::move(addresses)));
   transport_->set_receiver(this);
-  if (offload != nullptr) {
-    offload_ = offload;
-    matching_.use_nic(offload->capacity());
-    offload_->set_sink(this);
+  if (nic != nullptr) {
+    nic_matching_ = nic;
+    matching_.use_nic(nic->capacity());
+    nic_matching_->set_sink(this);
   }
 
   std::vector<int> everyone(static_cast<std::size_t>(size));
@@ -509,10 +509,11 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   // With the NIC's tag matching, an envelope that fits the NIC's tag goes
   // tagged, so that the receiver's NIC can match it (and counts it if not).
   const std::optional<std::uint64_t> nic_tag =
-      offload_ == nullptr ? std::nullopt : matching::encode_nic_tag({h.context, h.source, h.tag});
+      nic_matching_ == nullptr ? std::nullopt
+                               : matching::encode_nic_tag({h.context, h.source, h.tag});
   const transport::Completion sent{&Engine::on_send_done, r};
   auto issued =
-      nic_tag ? offload_->send_tagged(world_dest, *nic_tag, r->header, payload, sent)
+      nic_tag ? nic_matching_->send_tagged(world_dest, *nic_tag, r->header, payload, sent)
               : send_untagged(world_dest, r->header, payload, sent, transport::Delivery::kPolled);
   if (!issued) {
     r->stop_awaiting(kRemoteAnswer);
@@ -557,7 +558,7 @@ void Engine::on_send_done(void* ctx, const Status& s) {
 // having sent nothing, for every other case.
 bool Engine::send_unnamed(const void* buffer, std::size_t bytes, int dest, int tag,
                           Communicator* comm, SendMode mode, Status* failed) {
-  if (bytes > config_.eager_threshold || one_sided_ || offload_ != nullptr ||
+  if (bytes > config_.eager_threshold || one_sided_ || nic_matching_ != nullptr ||
       (mode != SendMode::kStandard && mode != SendMode::kReady)) {
     return false;
   }
@@ -638,11 +639,11 @@ Status Engine::cancel(Request* r) {
 
 bool Engine::withdraw_receive(Request* r, const Status& reason) {
   switch (matching_.matcher().cancel_receive(r->receive_handle)) {
-    case matching::OffloadedMatcher::CancelOutcome::kCancelled:
+    case matching::NicMatcher::CancelOutcome::kCancelled:
       return true;
-    case matching::OffloadedMatcher::CancelOutcome::kAlreadyMatched:
+    case matching::NicMatcher::CancelOutcome::kAlreadyMatched:
       return false;
-    case matching::OffloadedMatcher::CancelOutcome::kPending:
+    case matching::NicMatcher::CancelOutcome::kPending:
       // Out of software's queue; the DEL is on its way to the NIC.
       if (!r->awaits(kNicDel)) {
         r->await(kNicDel);
@@ -668,7 +669,7 @@ void Engine::complete_withdrawn(Request* r, const Status& reason) {
 void Engine::post_nic_ops() {
   std::vector<matching::NicOp> ops = matching_.matcher().take_ops();
   if (ops.empty()) return;
-  if (Status s = offload_->post_ops(ops); !s.is_ok()) {
+  if (Status s = nic_matching_->post_ops(ops); !s.is_ok()) {
     // The book now says the NIC has what it does not: nothing to recover.
     ++counters_.nic_errors;
     TW_ERROR("engine", "posting tag-matching operations: " << s.to_string());

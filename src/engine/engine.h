@@ -52,9 +52,9 @@
 #include "engine/window.h"
 #include "engine/wire.h"
 #include "matching/matcher.h"
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
+#include "transport/nic_matching.h"
 #include "transport/registry.h"
-#include "transport/tag_offload.h"
 #include "transport/transport.h"
 
 namespace tagwire {
@@ -82,7 +82,7 @@ struct Message {
 };
 
 class Engine final : public transport::Receiver,
-                     private transport::TagOffloadSink,
+                     private transport::NicMatchingSink,
                      private CancelSite {
  public:
   // Starts the engine: bootstrap, transport, address exchange.
@@ -276,8 +276,8 @@ class Engine final : public transport::Receiver,
   Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
          std::unique_ptr<transport::Transport> transport);
   Status start_up();
-  // The transport's tag offload if the engine can use it (start-up).
-  transport::TagOffload* usable_tag_offload() const;
+  // The transport's NIC matching if the engine can use it (start-up).
+  transport::NicMatching* usable_nic_matching() const;
 
   // All below: the caller holds mutex_.
   // One poll: inline, so that a wait's loop spends a few compares and the
@@ -383,7 +383,7 @@ class Engine final : public transport::Receiver,
   // Hands the matcher's NIC operations to the transport (tag matching on;
   // inline: every receive and every progress call asks).
   void flush_nic_ops() {
-    if (offload_ != nullptr) post_nic_ops();
+    if (nic_matching_ != nullptr) post_nic_ops();
   }
   void post_nic_ops();
   void complete_null(Request* r);
@@ -410,8 +410,8 @@ class Engine final : public transport::Receiver,
                                           std::span<const std::uint8_t> payload,
                                           transport::Completion done,
                                           transport::Delivery delivery) {
-    return offload_ != nullptr
-               ? offload_->send_untagged(world_peer, header, payload, done, delivery)
+    return nic_matching_ != nullptr
+               ? nic_matching_->send_untagged(world_peer, header, payload, done, delivery)
                : transport_->send(world_peer, header, payload, done, delivery);
   }
   // One-sided cancel: before a receive or probe looks at the unexpected
@@ -447,7 +447,7 @@ class Engine final : public transport::Receiver,
   // A tagged message's header: decode()'s checks, and EAGER or RTS only.
   Result<Header> decode_tagged(std::span<const std::uint8_t> header,
                                std::span<const std::uint8_t> payload) const;
-  // transport::TagOffloadSink (tag matching on: the NIC's reports).
+  // transport::NicMatchingSink (tag matching on: the NIC's reports).
   void on_tag_match(std::uint64_t entry, std::span<const std::uint8_t> header,
                     std::span<const std::uint8_t> payload) override;
   void on_tag_unexpected(std::span<const std::uint8_t> header,
@@ -492,10 +492,10 @@ class Engine final : public transport::Receiver,
   std::vector<std::unique_ptr<Communicator>> comms_;  // dup / split results
   std::uint32_t next_context_id_ = 2;                 // 0: world, 1: self
   // Software decides every match. Where the transport offers the NIC's
-  // tag matching (tag_offload()), the NIC holds copies of some posted
+  // tag matching (nic_matching()), the NIC holds copies of some posted
   // receives and may consume them; else its capacity is 0.
   MatchingState matching_;
-  transport::TagOffload* offload_ = nullptr;
+  transport::NicMatching* nic_matching_ = nullptr;
   RequestTable requests_;
   RequestPool request_pool_;
   std::uint64_t next_send_id_ = 0;

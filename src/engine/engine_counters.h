@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
 
 namespace tagwire::engine {
 

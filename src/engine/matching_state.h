@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "engine/request.h"
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
 
 namespace tagwire::engine {
 
@@ -34,11 +34,11 @@ class MatchingState {
   // A NIC that holds up to `nic_capacity` posted receives (0: none).
   void use_nic(std::uint32_t nic_capacity) {
     assert(payloads_.empty() && matcher_.posted_count() == 0);
-    matcher_ = matching::OffloadedMatcher(nic_capacity);
+    matcher_ = matching::NicMatcher(nic_capacity);
   }
 
-  matching::OffloadedMatcher& matcher() { return matcher_; }
-  const matching::OffloadedMatcher& matcher() const { return matcher_; }
+  matching::NicMatcher& matcher() { return matcher_; }
+  const matching::NicMatcher& matcher() const { return matcher_; }
 
   // The cookie the next arrival's envelope must carry, in case it is queued.
   std::uint64_t next_cookie() const { return next_cookie_; }
@@ -96,7 +96,7 @@ class MatchingState {
     return envelope ? take_payload(envelope->cookie) : nullptr;
   }
 
-  matching::OffloadedMatcher matcher_{0};
+  matching::NicMatcher matcher_{0};
   std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> payloads_;
   std::uint64_t next_cookie_ = 1;
 };

@@ -1,4 +1,4 @@
-// The engine's side of the NIC's tag matching (transport/tag_offload.h):
+// The engine's side of the NIC's tag matching (transport/nic_matching.h):
 // what the NIC reports, turned into the matcher's book and the requests.
 // The receives and sends themselves stay in engine.cc: with tag matching
 // on, a send picks the tagged path and a receive flushes the matcher's

@@ -6,7 +6,7 @@
 // (engine/transport_list.h), and the engine chooses among them from what
 // is true of the job and of each transport's capabilities, never from a
 // transport's name. A transport that cannot do something says so here (or
-// through a null tag_offload(), a -1 event_fd()), never by doing something
+// through a null nic_matching(), a -1 event_fd()), never by doing something
 // else in its place.
 #pragma once
 
@@ -35,9 +35,9 @@ struct Capabilities {
   // local_compare_and_swap is a plain atomic too (one-sided cancel costs
   // the receiver no message).
   bool cpu_atomics = false;
-  // May offer the NIC's tag matching (tag_offload()), where the device
+  // May offer the NIC's tag matching (nic_matching()), where the device
   // reports it and TAGWIRE_TM allows.
-  bool may_offload_tags = false;
+  bool may_match_in_nic = false;
   // Every kWake message makes the armed peer's event_fd() readable, so a
   // helper thread may sleep until one comes. Without it an event fd may
   // still work for some paths, but the sleeper must also look now and then.

@@ -101,7 +101,7 @@ struct TransportCounters {
   std::uint64_t bytes_helped_by_peers = 0;
 };
 
-class TagOffload;  // transport/tag_offload.h
+class NicMatching;  // transport/nic_matching.h
 
 class Transport {
  public:
@@ -201,7 +201,7 @@ class Transport {
 
   // The NIC's tag matching, where the transport offers it and it is on
   // (TAGWIRE_TM); null otherwise, and the engine matches in software.
-  virtual TagOffload* tag_offload() { return nullptr; }
+  virtual NicMatching* nic_matching() { return nullptr; }
 };
 
 }  // namespace tagwire::transport

@@ -502,7 +502,7 @@ const transport::TransportEntry kTransportEntry{
      // / 14.5 against 42 / 45); at 64 KiB they are even.
      .eager_threshold = 32768,
      .cpu_atomics = true,  // the context runs UCX's atomics in CPU mode
-     .may_offload_tags = false,
+     .may_match_in_nic = false,
      // Not promised: UCX 1.13's shared-memory lanes raise no event for an
      // active message (and refuse to arm with cma); over TCP they do. The
      // cancel agent therefore also looks every millisecond.

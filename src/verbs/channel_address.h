@@ -1,5 +1,5 @@
 // ChannelAddress: what a peer needs to connect to this rank's two QPs for
-// it when the NIC matches tags (verbs/verbs_tag_offload.h): a QP attached to
+// it when the NIC matches tags (verbs/verbs_nic_matching.h): a QP attached to
 // a tag-matching SRQ gives up its send queue to the NIC, so each pair of
 // ranks talks over a send QP on one side and a tagged QP on the other.
 #pragma once

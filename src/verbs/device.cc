@@ -137,13 +137,13 @@ Result<int> Device::roce_v2_ipv4_gid_index() const {
                                         "netdev an address)");
 }
 
-Result<bool> use_hardware_tag_matching(const DeviceCaps& caps, TagMatchingChoice choice) {
+Result<bool> use_nic_matching(const DeviceCaps& caps, NicMatchingChoice choice) {
   switch (choice) {
-    case TagMatchingChoice::kOff:
+    case NicMatchingChoice::kOff:
       return false;
-    case TagMatchingChoice::kAuto:
+    case NicMatchingChoice::kAuto:
       return caps.tm_rc;
-    case TagMatchingChoice::kOn:
+    case NicMatchingChoice::kOn:
       if (!caps.tm_rc) {
         return Status(ErrorCode::kConfig,
                       "TAGWIRE_TM=on, but device " + caps.name +

@@ -61,7 +61,7 @@ std::size_t nearest_device(const std::vector<std::vector<int>>& local_pus,
 // Whether to match in the NIC: TAGWIRE_TM=auto uses the hardware where the
 // device reports IBV_TM_CAP_RC, =off never, =on insists and fails clearly on
 // a device without it.
-Result<bool> use_hardware_tag_matching(const DeviceCaps& caps, TagMatchingChoice choice);
+Result<bool> use_nic_matching(const DeviceCaps& caps, NicMatchingChoice choice);
 
 // Whether NIC and CPU atomics are atomic with each other (IBV_ATOMIC_GLOB):
 // then the receiver claims a slot descriptor with a CPU compare-and-swap

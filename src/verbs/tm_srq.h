@@ -1,10 +1,10 @@
-// TmSrq: what TagOffloadPort does to its shared receive queue and the CQ
+// TmSrq: what NicMatchingPort does to its shared receive queue and the CQ
 // that reports on it, as a small ops table (rdma-core's provider shape):
 //  - VerbsTmSrq (create_verbs_tm_srq): a tag-matching SRQ (IBV_SRQT_TM,
 //    ibv_post_srq_ops) or a plain one, and the extended CQ it reports to;
 //  - in tests, a scripted SRQ that plays the NIC by the contract, so the
 //    port's bookkeeping is driven through the completion sequences no
-//    device here can produce (tests/unit/tag_offload_port_test.cc), or a
+//    device here can produce (tests/unit/nic_matching_port_test.cc), or a
 //    contract SRQ over a plain one that lets the whole path run on rxe0
 //    (tests/verbs/contract_tm_srq.h).
 #pragma once
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
 #include "verbs/device.h"
 #include "verbs/rc_queue_pair.h"
 #include "verbs/tm_completion.h"

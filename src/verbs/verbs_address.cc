@@ -26,7 +26,7 @@ struct Head {
 constexpr std::uint32_t kAddressMagic = 0x54575643;  // "TWVC"
 constexpr std::uint16_t kWakeOnEveryMessage = 1;
 constexpr std::uint16_t kConnectByCm = 2;
-constexpr std::uint16_t kTagOffload = 4;
+constexpr std::uint16_t kNicMatching = 4;
 constexpr std::size_t kRingQpBytes = 8;     // qpn, psn
 constexpr std::size_t kTaggedQpBytes = 16;  // send qpn, psn, tagged qpn, psn
 
@@ -50,7 +50,7 @@ std::vector<std::uint8_t> pack_address(const VerbsAddress& a) {
   head.lid = a.lid;
   head.flags = static_cast<std::uint16_t>((a.wake_on_every_message ? kWakeOnEveryMessage : 0) |
                                           (a.connect_by_cm ? kConnectByCm : 0) |
-                                          (a.tag_offload ? kTagOffload : 0));
+                                          (a.nic_matching ? kNicMatching : 0));
   head.ring_address = a.ring_address;
   head.credit_address = a.credit_address;
   head.ring_rkey = a.ring_rkey;
@@ -61,7 +61,7 @@ std::vector<std::uint8_t> pack_address(const VerbsAddress& a) {
   head.cm_port = a.cm.port;
   const std::size_t count = a.ring_qps.size();
   std::vector<std::uint8_t> out(sizeof(head) +
-                                count * (kRingQpBytes + (a.tag_offload ? kTaggedQpBytes : 0)));
+                                count * (kRingQpBytes + (a.nic_matching ? kTaggedQpBytes : 0)));
   std::memcpy(out.data(), &head, sizeof(head));
   std::uint8_t* at = out.data() + sizeof(head);
   for (const auto& q : a.ring_qps) {
@@ -69,7 +69,7 @@ std::vector<std::uint8_t> pack_address(const VerbsAddress& a) {
     std::memcpy(at, pair, kRingQpBytes);
     at += kRingQpBytes;
   }
-  for (std::size_t r = 0; a.tag_offload && r < count; ++r) {
+  for (std::size_t r = 0; a.nic_matching && r < count; ++r) {
     const VerbsAddress::TaggedQps& t = a.tagged_qps[r];
     const std::uint32_t four[4] = {t.send.qpn, t.send.psn, t.tagged.qpn, t.tagged.psn};
     std::memcpy(at, four, kTaggedQpBytes);
@@ -87,7 +87,7 @@ Result<VerbsAddress> unpack_address(std::span<const std::uint8_t> bytes, std::si
                                             std::to_string(bytes.size()) + " bytes: too short");
   }
   std::memcpy(&head, bytes.data(), sizeof(head));
-  const bool tagged = (head.flags & kTagOffload) != 0;
+  const bool tagged = (head.flags & kNicMatching) != 0;
   if (head.magic != kAddressMagic || head.count != job_size ||
       bytes.size() != sizeof(head) + head.count * (kRingQpBytes + (tagged ? kTaggedQpBytes : 0))) {
     return Status(ErrorCode::kProtocol,
@@ -98,7 +98,7 @@ Result<VerbsAddress> unpack_address(std::span<const std::uint8_t> bytes, std::si
   a.lid = head.lid;
   a.wake_on_every_message = (head.flags & kWakeOnEveryMessage) != 0;
   a.connect_by_cm = (head.flags & kConnectByCm) != 0;
-  a.tag_offload = tagged;
+  a.nic_matching = tagged;
   a.ring_address = head.ring_address;
   a.ring_rkey = head.ring_rkey;
   a.credit_address = head.credit_address;

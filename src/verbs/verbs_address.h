@@ -26,7 +26,7 @@ struct VerbsAddress {
   std::uint16_t lid = 0;
   bool wake_on_every_message = false;  // a progress thread sleeps on events
   bool connect_by_cm = false;          // QPs through rdma_cm, on first use
-  bool tag_offload = false;            // messages through the NIC's tag matching
+  bool nic_matching = false;           // messages through the NIC's tag matching
   std::uint64_t ring_address = 0;      // rings, one per sender rank (0 under rdma_cm)
   std::uint32_t ring_rkey = 0;
   std::uint64_t credit_address = 0;  // credit words, one per receiver rank, 8 bytes each
@@ -42,7 +42,7 @@ struct VerbsAddress {
   struct TaggedQps {
     QpNumber send, tagged;
   };
-  std::vector<TaggedQps> tagged_qps;  // by rank, with tag_offload only
+  std::vector<TaggedQps> tagged_qps;  // by rank, with nic_matching only
 
   // The QP address a peer connects to, for its ring QP or its tag-matching pair.
   QpAddress ring_qp(std::size_t rank) const;

@@ -18,8 +18,8 @@
 #include "verbs/verbs_address.h"
 #include "verbs/verbs_endpoint.h"
 #include "verbs/verbs_interface.h"
+#include "verbs/verbs_nic_matching.h"
 #include "verbs/verbs_status.h"
-#include "verbs/verbs_tag_offload.h"
 #include "verbs/work_request.h"
 
 namespace tagwire::verbs {
@@ -39,10 +39,10 @@ class VerbsTransport final : public transport::Transport {
   VerbsTransport(Device device, const VerbsOptions& options)
       : iface_(std::move(device)), options_(options), layout_(ring_layout(options)) {}
 
-  // `tag_offload`: the NIC matches tags (the device's TM-SRQ, or a test's).
-  Status start(bool tag_offload) {
+  // `match_in_nic`: the NIC matches tags (the device's TM-SRQ, or a test's).
+  Status start(bool match_in_nic) {
     TAGWIRE_RETURN_IF_ERROR(iface_.find_gid());
-    tag_offload_wanted_ = tag_offload;
+    nic_matching_wanted_ = match_in_nic;
     TAGWIRE_RETURN_IF_ERROR(choose_connection_mode());
     const auto peers = static_cast<std::size_t>(options_.size);
     // Under rdma_cm a ring is made when its connection is (make_cm_qp) and
@@ -78,11 +78,11 @@ class VerbsTransport final : public transport::Transport {
       if (!qp) return qp.status().with_context("QP for rank " + std::to_string(ep.peer()));
       ep.attach(std::move(qp).value());
     }
-    if (tag_offload) TAGWIRE_RETURN_IF_ERROR(start_tag_offload());
+    if (match_in_nic) TAGWIRE_RETURN_IF_ERROR(start_nic_matching());
     return Status::ok();
   }
 
-  transport::TagOffload* tag_offload() override { return tag_offload_.get(); }
+  transport::NicMatching* nic_matching() override { return nic_matching_.get(); }
 
   bool connects_on_first_use() const override { return connector_ != nullptr; }
 
@@ -99,7 +99,7 @@ class VerbsTransport final : public transport::Transport {
     }
     // A job of one rank has no ring QP, but with tag matching its channel to
     // itself needs the port's GID and LID too.
-    if (any.qpn == 0 && tag_offload_) any = tag_offload_->address(options_.rank).send;
+    if (any.qpn == 0 && nic_matching_) any = nic_matching_->address(options_.rank).send;
     a.gid = any.gid;
     a.lid = any.lid;
     a.wake_on_every_message = options_.wake_on_every_message;
@@ -119,10 +119,10 @@ class VerbsTransport final : public transport::Transport {
       a.ring_qps.push_back(qp != nullptr ? VerbsAddress::QpNumber{qp->qpn(), qp->psn()}
                                          : VerbsAddress::QpNumber{});
     }
-    if (tag_offload_) {
-      a.tag_offload = true;
+    if (nic_matching_) {
+      a.nic_matching = true;
       for (std::size_t p = 0; p < endpoints_.size(); ++p) {
-        const ChannelAddress c = tag_offload_->address(static_cast<int>(p));
+        const ChannelAddress c = nic_matching_->address(static_cast<int>(p));
         a.tagged_qps.push_back({{c.send.qpn, c.send.psn}, {c.tagged.qpn, c.tagged.psn}});
       }
     }
@@ -166,8 +166,8 @@ class VerbsTransport final : public transport::Transport {
       ++tally().connections;
     }
     // Each rank's tag-matching QPs for this one, self included.
-    for (std::size_t p = 0; tag_offload_ && p < peers.size(); ++p) {
-      TAGWIRE_RETURN_IF_ERROR(tag_offload_->connect(static_cast<int>(p), peers[p].channel(me()))
+    for (std::size_t p = 0; nic_matching_ && p < peers.size(); ++p) {
+      TAGWIRE_RETURN_IF_ERROR(nic_matching_->connect(static_cast<int>(p), peers[p].channel(me()))
                                   .with_context("tag-matching QPs to rank " + std::to_string(p)));
     }
     return Status::ok();
@@ -186,12 +186,12 @@ class VerbsTransport final : public transport::Transport {
                                                      " bytes exceeds the verbs slot");
     }
     // With the NIC matching, everything to a rank (self too) shares the one
-    // channel its tagged messages take (TagOffload::send_untagged): a
+    // channel its tagged messages take (NicMatching::send_untagged): a
     // message on the ring could overtake the tagged one it names.
-    if (tag_offload_ && tag_offload_->in_use()) {
+    if (nic_matching_ && nic_matching_->in_use()) {
       return Status(ErrorCode::kInvalidArgument,
                     "verbs transport: the NIC matches tags, so messages go through the "
-                    "tag-matching channel (TagOffload::send_untagged), not the eager ring");
+                    "tag-matching channel (NicMatching::send_untagged), not the eager ring");
     }
     ++tally().messages_sent;
     if (peer == options_.rank) {
@@ -304,7 +304,7 @@ class VerbsTransport final : public transport::Transport {
     n += poll_completions();
     for (auto& ep : endpoints_) n += ep.poll_ring(receiver_);
     if (backlogged_peers_ > 0) n += send_backlogs();
-    n += poll_tag_offload();
+    n += poll_nic_matching();
     return n;
   }
 
@@ -312,20 +312,20 @@ class VerbsTransport final : public transport::Transport {
     if (!self_queue_.empty()) return false;
     // SEND completions raise no event, and a message waiting for a staging
     // slot needs them: no sleep until the peers have everything.
-    if (tag_offload_ && tag_offload_->sending()) return false;
+    if (nic_matching_ && nic_matching_->sending()) return false;
     if (int rc = ibv_req_notify_cq(iface_.cq(), 0); rc != 0) {
       return verbs_error("ibv_req_notify_cq", rc);
     }
     // With tag matching every message arrives on the tag-matching CQ, which
     // shares the channel: a cancel request there wakes the agent at once.
-    if (tag_offload_) TAGWIRE_RETURN_IF_ERROR(tag_offload_->request_event());
+    if (nic_matching_) TAGWIRE_RETURN_IF_ERROR(nic_matching_->request_event());
     armed_ = true;
     // A completion that landed before the request would raise no event;
     // neither does an eager WRITE without immediate, so the rings are
     // looked at too.
     if (poll_completions() != 0) return false;
     if (connector_ && poll_connections() != 0) return false;
-    if (poll_tag_offload() != 0) return false;
+    if (poll_nic_matching() != 0) return false;
     return std::none_of(endpoints_.begin(), endpoints_.end(),
                         [](VerbsEndpoint& ep) { return ep.ring_has_message(); });
   }
@@ -344,7 +344,7 @@ class VerbsTransport final : public transport::Transport {
     while (backlogged_peers_ > 0 && std::chrono::steady_clock::now() < until) progress();
     // Every SEND acknowledged means it is in the peer's SRQ buffers, which
     // outlive our QPs: then ours can go.
-    while (tag_offload_ && tag_offload_->sending() && std::chrono::steady_clock::now() < until) {
+    while (nic_matching_ && nic_matching_->sending() && std::chrono::steady_clock::now() < until) {
       progress();
     }
     for (auto& ep : endpoints_) {
@@ -368,7 +368,7 @@ class VerbsTransport final : public transport::Transport {
                            << pending_.size() << " READ/WRITE/CAS pending");
     }
     for (auto& ep : endpoints_) ep.detach();
-    tag_offload_.reset();
+    nic_matching_.reset();
     connector_.reset();  // its ids after the QPs: peers see a disconnect
     if (RegistrationCache* cache = iface_.cache(); cache != nullptr) {
       const RegistrationCacheStats r = cache->stats();
@@ -391,16 +391,16 @@ class VerbsTransport final : public transport::Transport {
         std::count_if(endpoints_.begin(), endpoints_.end(),
                       [](const VerbsEndpoint& ep) { return ep.connected(); }));
     // Messages on the tag-matching channel are the facet's to count.
-    if (tag_offload_) {
+    if (nic_matching_) {
       c.messages_sent +=
-          tag_offload_->counters().tagged_sent + tag_offload_->counters().untagged_sent;
+          nic_matching_->counters().tagged_sent + nic_matching_->counters().untagged_sent;
     }
     return c;
   }
 
   ~VerbsTransport() override {
     endpoints_.clear();  // their QPs before the CQ, the MRs and the PD they use
-    tag_offload_.reset();
+    nic_matching_.reset();
     connector_.reset();
     pending_.clear();  // its registrations before the interface's cache
   }
@@ -490,10 +490,10 @@ class VerbsTransport final : public transport::Transport {
                   ": every rank needs the same TAGWIRE_EAGER_THRESHOLD and "
                   "TAGWIRE_VERBS_RING_BUDGET"};
     }
-    if (a.tag_offload != (tag_offload_ != nullptr)) {
+    if (a.nic_matching != (nic_matching_ != nullptr)) {
       return {ErrorCode::kConfig,
               "rank " + std::to_string(p) + " matches tags " +
-                  (a.tag_offload ? "in the NIC" : "in software") +
+                  (a.nic_matching ? "in the NIC" : "in software") +
                   ", this rank the other way: every rank needs the same TAGWIRE_TM and device "
                   "kind"};
     }
@@ -618,8 +618,8 @@ class VerbsTransport final : public transport::Transport {
   }
 
   // The NIC's tag matching: its TM-SRQ (or a test's) and two QPs per peer.
-  Status start_tag_offload() {
-    VerbsTagOffloadOptions o;
+  Status start_nic_matching() {
+    VerbsNicMatchingOptions o;
     o.entries = options_.tm_entries;
     // An entry takes any EAGER or RTS: an RTS's payload is the engine's
     // remote key, which it bounds at 4 KiB (engine.cc, kMaxRemoteKey), and
@@ -634,10 +634,10 @@ class VerbsTransport final : public transport::Transport {
       srq = std::move(made).value();
     }
     auto t =
-        VerbsTagOffload::create(device(), iface_.gid_index(), options_.size, o, std::move(srq));
+        VerbsNicMatching::create(device(), iface_.gid_index(), options_.size, o, std::move(srq));
     if (!t) return t.status().with_context("tag matching on " + device().caps().name);
-    tag_offload_ = std::move(t).value();
-    TW_INFO("verbs", "tag matching in the NIC: " << tag_offload_->capacity()
+    nic_matching_ = std::move(t).value();
+    TW_INFO("verbs", "tag matching in the NIC: " << nic_matching_->capacity()
                                                  << " receives at most, messages up to "
                                                  << o.message_bytes << " B as SENDs");
     return Status::ok();
@@ -647,7 +647,7 @@ class VerbsTransport final : public transport::Transport {
   Status choose_connection_mode() {
     const bool ethernet = device().caps().ethernet;
     if (options_.connect == VerbsConnectChoice::kExchange) return Status::ok();
-    if (tag_offload_wanted_) {
+    if (nic_matching_wanted_) {
       // The two tag-matching QPs per peer are made at start-up and go in
       // the exchanged address; rdma_cm's private data does not carry them.
       if (options_.connect == VerbsConnectChoice::kCm) {
@@ -738,8 +738,8 @@ class VerbsTransport final : public transport::Transport {
 
   // The tag-matching channel's SENDs and the TM CQ's completions, where
   // the NIC matches tags and a receiver is there to take its messages.
-  unsigned poll_tag_offload() {
-    return tag_offload_ && receiver_ != nullptr ? tag_offload_->progress(*receiver_) : 0;
+  unsigned poll_nic_matching() {
+    return nic_matching_ && receiver_ != nullptr ? nic_matching_->progress(*receiver_) : 0;
   }
 
   unsigned poll_completions() {
@@ -824,8 +824,8 @@ class VerbsTransport final : public transport::Transport {
   bool armed_ = false;  // a CQ event may be due on the channel
   std::deque<std::vector<std::uint8_t>> self_queue_;
   transport::Receiver* receiver_ = nullptr;
-  bool tag_offload_wanted_ = false;
-  std::unique_ptr<VerbsTagOffload> tag_offload_;  // null: tags matched in software
+  bool nic_matching_wanted_ = false;
+  std::unique_ptr<VerbsNicMatching> nic_matching_;  // null: tags matched in software
 };
 
 }  // namespace
@@ -843,7 +843,7 @@ Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const Verbs
   // The tag-matching probe (TAGWIRE_TM): the NIC matches where the device
   // reports IBV_TM_CAP_RC (or a test's SRQ plays such a NIC).
   const DeviceCaps& caps = device->caps();
-  auto hardware = use_hardware_tag_matching(caps, options.tag_matching);
+  auto hardware = use_nic_matching(caps, options.nic_matching);
   if (!hardware) return hardware.status();
   const bool emulated = static_cast<bool>(options.tm_srq_for_tests);
   if (*hardware) {
@@ -855,7 +855,7 @@ Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const Verbs
     TW_INFO("verbs",
             "tag matching in software: device "
                 << caps.name
-                << (options.tag_matching == TagMatchingChoice::kOff ? " (TAGWIRE_TM=off)"
+                << (options.nic_matching == NicMatchingChoice::kOff ? " (TAGWIRE_TM=off)"
                                                                     : " reports no IBV_TM_CAP_RC"));
   }
   auto t = std::make_unique<VerbsTransport>(std::move(device).value(), options);
@@ -876,7 +876,7 @@ Result<std::unique_ptr<transport::Transport>> create_from_setup(
   options.rank = setup.rank;
   options.size = setup.size;
   options.max_payload = config.eager_threshold;
-  options.tag_matching = config.tag_matching;
+  options.nic_matching = config.nic_matching;
   options.connect = config.verbs_connect;
   options.registration_cache = config.registration_cache;
   options.ring_budget = config.verbs_ring_budget;
@@ -895,7 +895,7 @@ const transport::TransportEntry kTransportEntry{
      .preference = 0,
      .eager_threshold = 0,  // Config's: each ring slot is this size
      .cpu_atomics = false,  // the NIC's atomics need not be coherent with the CPU's
-     .may_offload_tags = true,
+     .may_match_in_nic = true,
      .wake_events = true},
     create_from_setup};
 

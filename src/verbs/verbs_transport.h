@@ -19,8 +19,8 @@
 // start-up, its number published in the address.
 //
 // Tag matching in the NIC (TAGWIRE_TM, where the device reports
-// IBV_TM_CAP_RC): the transport offers the engine its TagOffload facet
-// (verbs/verbs_tag_offload.h), and every message then travels as a SEND
+// IBV_TM_CAP_RC): the transport offers the engine its NicMatching facet
+// (verbs/verbs_nic_matching.h), and every message then travels as a SEND
 // with a TMH on a second pair of QPs per peer instead of the eager ring;
 // the QPs are made at start-up (QP exchange).
 //
@@ -55,7 +55,7 @@ struct VerbsOptions {
   // Keep user buffers registered between operations (TAGWIRE_RCACHE;
   // verbs/registration_cache.h, invalidated through verbs/memory_hooks.h).
   bool registration_cache = true;
-  TagMatchingChoice tag_matching = TagMatchingChoice::kAuto;  // TAGWIRE_TM
+  NicMatchingChoice nic_matching = NicMatchingChoice::kAuto;  // TAGWIRE_TM
   VerbsConnectChoice connect = VerbsConnectChoice::kAuto;     // TAGWIRE_VERBS_CONNECT
   // Receives the NIC may hold at once when it matches tags (capped by the
   // device's tm_caps.max_num_tags).

@@ -20,8 +20,8 @@
 #include "../support/byte_patterns.h"
 #include "common/config.h"
 #include "engine/transport_list.h"
+#include "transport/nic_matching.h"
 #include "transport/registry.h"
-#include "transport/tag_offload.h"
 
 namespace tagwire::transport {
 namespace {
@@ -306,12 +306,12 @@ TEST_P(Conformance, AWakeMessageRaisesTheSleepingPeersEvent) {
   EXPECT_EQ(inbox_[1].headers[1], "wake");
 }
 
-TEST_P(Conformance, OffersTheNicsTagMatchingOnlyWhereDeclared) {
-  if (!caps_.may_offload_tags) {
-    EXPECT_EQ(side_[0]->tag_offload(), nullptr) << "tag matching offered but not declared";
-    GTEST_SKIP() << GetParam()->name << " does not declare may_offload_tags";
+TEST_P(Conformance, OffersNicMatchingOnlyWhereDeclared) {
+  if (!caps_.may_match_in_nic) {
+    EXPECT_EQ(side_[0]->nic_matching(), nullptr) << "tag matching offered but not declared";
+    GTEST_SKIP() << GetParam()->name << " does not declare may_match_in_nic";
   }
-  const TagOffload* offload = side_[0]->tag_offload();
+  const NicMatching* offload = side_[0]->nic_matching();
   if (offload == nullptr) {
     GTEST_SKIP() << GetParam()->name
                  << ": this device has no tag matching (IBV_TM_CAP_RC) or TAGWIRE_TM=off";

@@ -14,7 +14,7 @@ TEST(Config, DefaultsWhenNothingIsSet) {
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
   EXPECT_EQ(config->eager_threshold, 8192u);
   EXPECT_EQ(config->transport, TransportChoice::kAuto);
-  EXPECT_EQ(config->tag_matching, TagMatchingChoice::kAuto);
+  EXPECT_EQ(config->nic_matching, NicMatchingChoice::kAuto);
   EXPECT_FALSE(config->progress_thread);
   EXPECT_TRUE(config->cancel_agent);
   EXPECT_EQ(config->cancel_mode, CancelMode::kAgent);
@@ -38,7 +38,7 @@ TEST(Config, ReadsEverySetting) {
   EXPECT_EQ(config->eager_threshold, 65536u);
   EXPECT_EQ(config->log_level, log::Level::kDebug);
   EXPECT_EQ(config->transport, TransportChoice::kUcx);
-  EXPECT_EQ(config->tag_matching, TagMatchingChoice::kOff);
+  EXPECT_EQ(config->nic_matching, NicMatchingChoice::kOff);
   EXPECT_EQ(config->verbs_connect, VerbsConnectChoice::kExchange);
   EXPECT_FALSE(config->registration_cache);
   EXPECT_EQ(config->verbs_ring_budget, std::size_t{64} << 20);

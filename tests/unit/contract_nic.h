@@ -1,6 +1,6 @@
 // ContractNic: a model of a tag-matching SRQ as rdma-core's contract
 // describes it (Documentation/tag_matching.md, ibv_post_srq_ops(3)), for
-// driving OffloadedMatcher without hardware. Only the observable contract:
+// driving NicMatcher without hardware. Only the observable contract:
 //  - operations (TAG_ADD / TAG_DEL / TAG_SYNC) run in the order posted, at
 //    a time of the test's choosing (the NIC works asynchronously);
 //  - an arriving message takes the first usable entry, in ADD order, whose
@@ -20,8 +20,8 @@
 #include <deque>
 #include <vector>
 
+#include "matching/nic_matcher.h"
 #include "matching/nic_tag.h"
-#include "matching/offloaded_matcher.h"
 
 namespace tagwire::matching::testing {
 

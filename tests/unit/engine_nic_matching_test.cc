@@ -1,4 +1,4 @@
-// The engine with the NIC's tag matching on (transport/tag_offload.h),
+// The engine with the NIC's tag matching on (transport/nic_matching.h),
 // over NicFabric: ranks in threads, each NIC a ContractNic. Scripted
 // scenarios pin one behaviour each (who matched, what the receive got,
 // cancel either way); the random job checks MPI's order, data and
@@ -71,12 +71,12 @@ void run(const FabricOptions& options, const std::function<void(Rank&)>& body) {
 }
 
 // Every scenario runs twice: the NIC's reports straight to the engine, and
-// through the verbs TagOffloadPort as a TM-SRQ's completions.
+// through the verbs NicMatchingPort as a TM-SRQ's completions.
 class EngineNicMatching : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
 #if !defined(TAGWIRE_HAVE_VERBS)
-    if (GetParam()) GTEST_SKIP() << "built without verbs: no TagOffloadPort";
+    if (GetParam()) GTEST_SKIP() << "built without verbs: no NicMatchingPort";
 #endif
   }
   FabricOptions base_options() const {
@@ -114,7 +114,7 @@ void expect_matched_by_nic(FabricOptions options, std::size_t bytes, SendMode mo
       const auto c = matching_counters(me);
       EXPECT_EQ(c.matched_by_nic, 1u);
       EXPECT_EQ(c.matched_by_software, 0u);
-      EXPECT_EQ(c.offloaded, 1u);
+      EXPECT_EQ(c.tag_adds, 1u);
       EXPECT_EQ(me.transport->nic().entries(), 0u);
       EXPECT_EQ(me.engine->counters().unexpected, 0u);
     } else {
@@ -170,7 +170,7 @@ TEST_P(EngineNicMatching, UnexpectedMessageIsMatchedBySoftwareAndCounted) {
     const auto c = matching_counters(me);
     EXPECT_EQ(c.matched_by_software, 1u);
     EXPECT_EQ(c.matched_by_nic, 0u);
-    EXPECT_EQ(c.offloaded, 0u);  // matched at once: never offered to the NIC
+    EXPECT_EQ(c.tag_adds, 0u);  // matched at once: never offered to the NIC
     EXPECT_EQ(me.transport->nic().unexpected(), 1u);
   });
 }
@@ -282,7 +282,7 @@ TEST_P(EngineNicMatching, CancelOfAReceiveTheNicHoldsCompletesByTheDel) {
     ASSERT_TRUE(me.engine->wait(*r, &st).is_ok());
     EXPECT_TRUE(st.cancelled);
     EXPECT_EQ(me.transport->nic().entries(), 0u);
-    EXPECT_EQ(matching_counters(me).deleted, 1u);
+    EXPECT_EQ(matching_counters(me).tag_dels, 1u);
     EXPECT_EQ(std::count(in.begin(), in.end(), 0), 32);
     me.fabric->flag = 1;
     ASSERT_TRUE(me.engine->recv(in.data(), in.size(), 0, kTag, me.engine->world(), &st).is_ok());
@@ -414,16 +414,16 @@ TEST_P(EngineNicMatching, ReceiveTheNicHoldsFailsWhenItsSenderDies) {
     EXPECT_FALSE(st.cancelled);
     EXPECT_EQ(st.error.code(), ErrorCode::kPeerFailed) << st.error.to_string();
     EXPECT_EQ(me.transport->nic().entries(), 0u);
-    EXPECT_EQ(me.engine->counters().matching.deleted, 1u);
+    EXPECT_EQ(me.engine->counters().matching.tag_dels, 1u);
   });
 }
 
 // A job whose ranks disagree on the NIC's tag matching does not start:
 // every rank's MPI_Init fails with the ranks named.
-TEST_P(EngineNicMatching, RanksThatDisagreeOnTagMatchingRefuseToStart) {
+TEST_P(EngineNicMatching, RanksThatDisagreeOnNicMatchingRefuseToStart) {
   FabricOptions options = base_options();
   options.ranks = 3;
-  options.rank_without_offload = 2;
+  options.rank_without_nic_matching = 2;
   Status failure;
   std::atomic<bool> body_ran{false};
   run_job(
@@ -685,7 +685,7 @@ class EngineNicMatchingRandom
  protected:
   void SetUp() override {
 #if !defined(TAGWIRE_HAVE_VERBS)
-    if (std::get<1>(GetParam())) GTEST_SKIP() << "built without verbs: no TagOffloadPort";
+    if (std::get<1>(GetParam())) GTEST_SKIP() << "built without verbs: no NicMatchingPort";
 #endif
   }
 };

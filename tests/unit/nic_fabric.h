@@ -1,7 +1,7 @@
 // NicFabric: engines of one job in one process, one thread per rank,
 // over a transport whose NIC matches tags as rdma-core's contract says
 // (ContractNic). No device here has tag matching; this is how the engine's
-// side of it (transport/tag_offload.h) is driven through the contract's
+// side of it (transport/nic_matching.h) is driven through the contract's
 // event sequences without one.
 //
 // What the fake does, per rank:
@@ -19,7 +19,7 @@
 //    the engine from it, header and payload, as the NIC would have put it;
 //  - read() and write() are memcpy (the ranks share the address space);
 //  - with `through_port` (verbs builds), the NIC's reports do not go to the
-//    engine directly but through the verbs TagOffloadPort, as the
+//    engine directly but through the verbs NicMatchingPort, as the
 //    completions a TM-SRQ would produce (FabricSrq): a match's body copied
 //    into the buffer the port gave the entry's ADD, an unexpected or NO_TAG
 //    message, TMH and all, into one of the port's SRQ buffers.
@@ -48,11 +48,11 @@
 #include "cancel/send_cancel_factory.h"
 #include "contract_nic.h"
 #include "engine/engine.h"
-#include "transport/tag_offload.h"
+#include "transport/nic_matching.h"
 #include "transport/transport.h"
 #if defined(TAGWIRE_HAVE_VERBS)
 #include "../verbs/contract_tm_srq.h"
-#include "verbs/tag_offload_port.h"
+#include "verbs/nic_matching_port.h"
 #include "verbs/tm_header.h"
 #endif
 
@@ -70,10 +70,10 @@ struct FabricOptions {
   std::uint32_t max_steps = 6;  // per progress() call
   // False for a job that declared ranks dead: finalize's barrier fails.
   bool check_finalize = true;
-  // The NIC's reports reach the engine through verbs::TagOffloadPort.
+  // The NIC's reports reach the engine through verbs::NicMatchingPort.
   bool through_port = false;
-  // This rank's transport offers no tag offload (a misconfigured job).
-  int rank_without_offload = -1;
+  // This rank's transport offers no NIC matching (a misconfigured job).
+  int rank_without_nic_matching = -1;
 };
 
 struct Wire {
@@ -130,7 +130,7 @@ class Fabric {
 };
 
 #if defined(TAGWIRE_HAVE_VERBS)
-// The TM-SRQ under a TagOffloadPort, played by the fabric: operations go
+// The TM-SRQ under a NicMatchingPort, played by the fabric: operations go
 // to the rank's ContractNic; completions are what the test queues.
 class FabricSrq final : public verbs::TmSrq {
  public:
@@ -163,7 +163,7 @@ class FabricSrq final : public verbs::TmSrq {
 };
 #endif
 
-class FabricTransport final : public transport::Transport, public transport::TagOffload {
+class FabricTransport final : public transport::Transport, public transport::NicMatching {
  public:
   FabricTransport(Fabric* fabric, int rank)
       : fabric_(fabric),
@@ -174,11 +174,11 @@ class FabricTransport final : public transport::Transport, public transport::Tag
     if (fabric->options().through_port) {
       auto srq = std::make_unique<FabricSrq>(&nic_);
       srq_ = srq.get();
-      verbs::TagOffloadPortOptions options;
+      verbs::NicMatchingPortOptions options;
       options.entries = fabric->options().capacity;
       options.message_bytes = static_cast<std::uint32_t>(kMaxTaggedMessage);
       options.unexpected_buffers = 64;  // reposted at once: a report uses a few
-      auto port = verbs::TagOffloadPort::create_with(options, std::move(srq));
+      auto port = verbs::NicMatchingPort::create_with(options, std::move(srq));
       if (port) port_ = std::move(port).value();
     }
 #endif
@@ -259,11 +259,11 @@ class FabricTransport final : public transport::Transport, public transport::Tag
   transport::TransportCounters counters() const override {
     return {};
   }
-  transport::TagOffload* tag_offload() override {
-    return rank_ == fabric_->options().rank_without_offload ? nullptr : this;
+  transport::NicMatching* nic_matching() override {
+    return rank_ == fabric_->options().rank_without_nic_matching ? nullptr : this;
   }
 
-  // ---- TagOffload
+  // ---- NicMatching
   std::uint32_t capacity() const override {
     return fabric_->options().capacity;
   }
@@ -271,7 +271,7 @@ class FabricTransport final : public transport::Transport, public transport::Tag
   std::size_t max_tagged_message() const override {
     return kMaxTaggedMessage;
   }
-  void set_sink(transport::TagOffloadSink* sink) override {
+  void set_sink(transport::NicMatchingSink* sink) override {
     sink_ = sink;
   }
   Result<transport::Issued> send_tagged(transport::PeerId peer, std::uint64_t nic_tag,
@@ -311,7 +311,7 @@ class FabricTransport final : public transport::Transport, public transport::Tag
     return tagged_sent_;
   }
 #if defined(TAGWIRE_HAVE_VERBS)
-  const verbs::TagOffloadPort* port() const {
+  const verbs::NicMatchingPort* port() const {
     return port_.get();
   }
 #endif
@@ -328,7 +328,7 @@ class FabricTransport final : public transport::Transport, public transport::Tag
 #if defined(TAGWIRE_HAVE_VERBS)
   // In port mode: `e` as the TM-SRQ's completion, its data placed.
   void to_srq(const Event& e);
-  std::unique_ptr<verbs::TagOffloadPort> port_;
+  std::unique_ptr<verbs::NicMatchingPort> port_;
   FabricSrq* srq_ = nullptr;
 #endif
 
@@ -337,7 +337,7 @@ class FabricTransport final : public transport::Transport, public transport::Tag
   ContractNic nic_;
   std::mt19937 random_;
   transport::Receiver* receiver_ = nullptr;
-  transport::TagOffloadSink* sink_ = nullptr;
+  transport::NicMatchingSink* sink_ = nullptr;
   std::deque<Event> events_;
   std::unordered_map<std::uint64_t, Wire> wires_;
   std::uint64_t next_wire_ = 1;

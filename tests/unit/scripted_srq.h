@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
 #include "verbs/tm_srq.h"
 
 namespace tagwire::verbs::testing {

@@ -1,7 +1,7 @@
 // ContractTmSrq: a TmSrq that plays a tag-matching NIC by rdma-core's
 // contract (tests/unit/contract_nic.h) over a real plain SRQ, so that the
-// verbs transport's whole tag-offload path -- two QPs per peer, SENDs with
-// a TMH, the SRQ's buffers, the TagOffloadPort, the engine -- runs on a
+// verbs transport's whole NIC-matching path -- two QPs per peer, SENDs with
+// a TMH, the SRQ's buffers, the NicMatchingPort, the engine -- runs on a
 // device without tag matching (rxe0). Only the matching is the model's:
 // every byte crosses real QPs into registered buffers, as on a ConnectX.
 //

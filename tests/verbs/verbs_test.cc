@@ -32,16 +32,12 @@ DeviceCaps caps_with(bool tm, ibv_atomic_cap atomic) {
   return c;
 }
 
-TEST(TagMatchingProbe, FollowsTheDeviceAndTheSetting) {
-  EXPECT_TRUE(
-      *use_hardware_tag_matching(caps_with(true, IBV_ATOMIC_HCA), TagMatchingChoice::kAuto));
-  EXPECT_FALSE(
-      *use_hardware_tag_matching(caps_with(false, IBV_ATOMIC_HCA), TagMatchingChoice::kAuto));
-  EXPECT_FALSE(
-      *use_hardware_tag_matching(caps_with(true, IBV_ATOMIC_HCA), TagMatchingChoice::kOff));
-  EXPECT_TRUE(*use_hardware_tag_matching(caps_with(true, IBV_ATOMIC_HCA), TagMatchingChoice::kOn));
-  auto refused =
-      use_hardware_tag_matching(caps_with(false, IBV_ATOMIC_HCA), TagMatchingChoice::kOn);
+TEST(NicMatchingProbe, FollowsTheDeviceAndTheSetting) {
+  EXPECT_TRUE(*use_nic_matching(caps_with(true, IBV_ATOMIC_HCA), NicMatchingChoice::kAuto));
+  EXPECT_FALSE(*use_nic_matching(caps_with(false, IBV_ATOMIC_HCA), NicMatchingChoice::kAuto));
+  EXPECT_FALSE(*use_nic_matching(caps_with(true, IBV_ATOMIC_HCA), NicMatchingChoice::kOff));
+  EXPECT_TRUE(*use_nic_matching(caps_with(true, IBV_ATOMIC_HCA), NicMatchingChoice::kOn));
+  auto refused = use_nic_matching(caps_with(false, IBV_ATOMIC_HCA), NicMatchingChoice::kOn);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().code(), ErrorCode::kConfig);
   EXPECT_NE(refused.status().to_string().find("IBV_TM_CAP_RC"), std::string::npos);
@@ -212,14 +208,14 @@ TEST_F(OnDevice, ReportsCapabilitiesAndPicksTheMatcher) {
   std::printf("device %s: atomic_cap %d, tag matching %s (max tags %u), MTU %d\n", c.name.c_str(),
               static_cast<int>(c.atomic_cap), c.tm_rc ? "RC" : "none", c.tm_max_tags,
               128 << static_cast<int>(c.active_mtu));
-  auto chosen = use_hardware_tag_matching(c, TagMatchingChoice::kAuto);
+  auto chosen = use_nic_matching(c, NicMatchingChoice::kAuto);
   ASSERT_TRUE(chosen.is_ok());
   EXPECT_EQ(*chosen, c.tm_rc);
   if (c.name.rfind("rxe", 0) == 0) {
     // soft-RoCE: no tag matching, NIC-only atomics (what docs/architecture.md §4 plans for).
     EXPECT_FALSE(c.tm_rc);
     EXPECT_EQ(c.atomic_cap, IBV_ATOMIC_HCA);
-    EXPECT_FALSE(use_hardware_tag_matching(c, TagMatchingChoice::kOn).is_ok());
+    EXPECT_FALSE(use_nic_matching(c, NicMatchingChoice::kOn).is_ok());
   }
 }
 

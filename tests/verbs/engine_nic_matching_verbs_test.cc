@@ -2,7 +2,7 @@
 // real device. rxe0 has no tag matching, so the NIC's matching is played
 // by ContractTmSrq (rdma-core's contract over a plain SRQ); everything
 // else is the real path: the transport's two QPs per peer (self too),
-// SENDs with a TMH, the SRQ's registered buffers, the TagOffloadPort, the
+// SENDs with a TMH, the SRQ's registered buffers, the NicMatchingPort, the
 // engine's book. Ranks are threads of this process, each with its own
 // device context, transport and engine. On a ConnectX-5+ the same job runs
 // over the device's own TM-SRQ (TAGWIRE_TEST_TM_HARDWARE=1, see README).
@@ -27,7 +27,7 @@
 #include "contract_tm_srq.h"
 #include "engine/engine.h"
 #include "test_device.h"
-#include "verbs/verbs_tag_offload.h"
+#include "verbs/verbs_nic_matching.h"
 #include "verbs/verbs_transport.h"
 
 namespace tagwire::engine {
@@ -83,7 +83,7 @@ struct Job {
   explicit Job(int ranks) : meeting(ranks), facets(static_cast<std::size_t>(ranks)) {}
   tagwire::testing::ThreadMeeting meeting;
   // Each rank's tag-matching facet under its engine (its counters).
-  std::vector<const verbs::VerbsTagOffload*> facets;
+  std::vector<const verbs::VerbsNicMatching*> facets;
   std::atomic<int> flag{0};  // test-level signals between ranks (not messages)
 };
 
@@ -104,7 +104,7 @@ void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
       o.max_payload = kEager;
       o.tm_entries = entries;
       if (hardware_run()) {
-        o.tag_matching = TagMatchingChoice::kOn;
+        o.nic_matching = NicMatchingChoice::kOn;
       } else {
         o.tm_srq_for_tests = [stale](const verbs::Device& d, std::uint32_t buffers,
                                      ibv_comp_channel* events) {
@@ -113,9 +113,9 @@ void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
       }
       auto transport = verbs::create_verbs_transport(o);
       ASSERT_TRUE(transport.is_ok()) << transport.status().to_string();
-      ASSERT_NE((*transport)->tag_offload(), nullptr) << "the transport offers no tag matching";
+      ASSERT_NE((*transport)->nic_matching(), nullptr) << "the transport offers no tag matching";
       job.facets[static_cast<std::size_t>(r)] =
-          dynamic_cast<const verbs::VerbsTagOffload*>((*transport)->tag_offload());
+          dynamic_cast<const verbs::VerbsNicMatching*>((*transport)->nic_matching());
       Config config;
       config.cancel_agent = cancel_agent;
       config.progress_thread = false;
@@ -156,7 +156,7 @@ void progress_until(Engine& e, Done done) {
   }
 }
 
-class EngineTagOffload : public ::testing::Test {
+class EngineNicMatchingOverVerbs : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
@@ -181,7 +181,7 @@ verbs::VerbsOptions options(int rank, bool offload) {
   o.max_payload = kEager;
   o.connect = VerbsConnectChoice::kExchange;
   if (offload && hardware_run()) {
-    o.tag_matching = TagMatchingChoice::kOn;
+    o.nic_matching = NicMatchingChoice::kOn;
   } else if (offload) {
     o.tm_srq_for_tests = [](const verbs::Device& d, std::uint32_t buffers,
                             ibv_comp_channel* events) {
@@ -194,7 +194,7 @@ verbs::VerbsOptions options(int rank, bool offload) {
 // What the transport refuses, with the reason: rdma_cm's lazy connections
 // (the tag-matching QPs are exchanged at start-up), and a peer that matches
 // tags the other way (its address says so).
-TEST_F(EngineTagOffload, TransportRefusesRdmaCmAndAPeerThatMatchesTheOtherWay) {
+TEST_F(EngineNicMatchingOverVerbs, TransportRefusesRdmaCmAndAPeerThatMatchesTheOtherWay) {
   if (hardware_run()) GTEST_SKIP() << "a contract-SRQ check only";
   auto cm = options(0, true);
   cm.connect = VerbsConnectChoice::kCm;
@@ -207,8 +207,8 @@ TEST_F(EngineTagOffload, TransportRefusesRdmaCmAndAPeerThatMatchesTheOtherWay) {
   auto with = verbs::create_verbs_transport(options(0, true));
   auto without = verbs::create_verbs_transport(options(1, false));
   ASSERT_TRUE(with.is_ok() && without.is_ok());
-  EXPECT_NE((*with)->tag_offload(), nullptr);
-  EXPECT_EQ((*without)->tag_offload(), nullptr);
+  EXPECT_NE((*with)->nic_matching(), nullptr);
+  EXPECT_EQ((*without)->nic_matching(), nullptr);
   const std::vector<std::vector<std::uint8_t>> addresses = {(*with)->address(),
                                                             (*without)->address()};
   for (auto* t : {&*with, &*without}) {
@@ -225,14 +225,14 @@ TEST_F(EngineTagOffload, TransportRefusesRdmaCmAndAPeerThatMatchesTheOtherWay) {
 // (here unexpected: the NIC holds no receive) alike, and a message already
 // there stops it from falling asleep; before, the TM CQ had no channel and
 // the sleeper only found such a message at its next timed look.
-TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver) {
+TEST_F(EngineNicMatchingOverVerbs, AMessageOnTheNicMatchingChannelWakesTheSleepingReceiver) {
   struct Inbox final : transport::Receiver {
     std::vector<std::string> headers;
     void on_message(std::span<const std::uint8_t> header, std::span<const std::uint8_t>) override {
       headers.emplace_back(header.begin(), header.end());
     }
   };
-  struct Sink final : transport::TagOffloadSink {
+  struct Sink final : transport::NicMatchingSink {
     std::vector<std::string> unexpected;
     void on_tag_match(std::uint64_t, std::span<const std::uint8_t>,
                       std::span<const std::uint8_t>) override {
@@ -248,13 +248,13 @@ TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver
   std::unique_ptr<transport::Transport> side[2];
   Inbox inbox[2];
   Sink sink[2];
-  transport::TagOffload* facet[2] = {};
+  transport::NicMatching* facet[2] = {};
   for (int r = 0; r < 2; ++r) {
     auto t = verbs::create_verbs_transport(options(r, true));
     ASSERT_TRUE(t.is_ok()) << t.status().to_string();
     side[r] = std::move(t).value();
     side[r]->set_receiver(&inbox[r]);
-    facet[r] = side[r]->tag_offload();
+    facet[r] = side[r]->nic_matching();
     ASSERT_NE(facet[r], nullptr);
     facet[r]->set_sink(&sink[r]);  // the facet in use, as the engine takes it
   }
@@ -305,7 +305,7 @@ TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver
   // on the peer's ACK, which rxe sends after the receive's completion; a
   // NIC may ACK before its completion is visible, hence the pause there.
   ASSERT_TRUE(facet[0]->send_untagged(1, bytes, {}, {}, transport::Delivery::kWake).is_ok());
-  const auto* sender = dynamic_cast<const verbs::VerbsTagOffload*>(facet[0]);
+  const auto* sender = dynamic_cast<const verbs::VerbsNicMatching*>(facet[0]);
   ASSERT_NE(sender, nullptr);
   for (int i = 0; i < 100000 && sender->sending(); ++i) side[0]->progress();
   ASSERT_FALSE(sender->sending()) << "the SEND was never acknowledged";
@@ -321,7 +321,7 @@ TEST_F(EngineTagOffload, AMessageOnTheTagMatchingChannelWakesTheSleepingReceiver
 // Receives posted first are taken by the NIC: an eager message and a
 // rendezvous request (read by the engine straight into the receive), both
 // intact, and software matched none.
-TEST_F(EngineTagOffload, PostedReceivesAreMatchedByTheNicEagerAndRendezvous) {
+TEST_F(EngineNicMatchingOverVerbs, PostedReceivesAreMatchedByTheNicEagerAndRendezvous) {
   const auto small = pattern_bytes(100, 1);
   const auto large = pattern_bytes(3 * kEager + 5, 2);
   run_job(2, ContractNic::StaleAdd::kRefused, 16, [&](int rank, Engine& e, Job& job) {
@@ -359,7 +359,8 @@ TEST_F(EngineTagOffload, PostedReceivesAreMatchedByTheNicEagerAndRendezvous) {
 // Messages that arrive before their receive are the NIC's unexpected ones:
 // probe sees them, software matches them, and software's count of them
 // keeps step with the NIC's, so that the next posted receive is the NIC's.
-TEST_F(EngineTagOffload, UnexpectedMessagesAreProbedAndMatchedBySoftwareThenTheNicResumes) {
+TEST_F(EngineNicMatchingOverVerbs,
+       UnexpectedMessagesAreProbedAndMatchedBySoftwareThenTheNicResumes) {
   constexpr int kCount = 5;
   run_job(2, ContractNic::StaleAdd::kRefused, 16, [&](int rank, Engine& e, Job& job) {
     if (rank == 0) {
@@ -417,7 +418,7 @@ TEST_F(EngineTagOffload, UnexpectedMessagesAreProbedAndMatchedBySoftwareThenTheN
 // wildcard mprobe takes the rendezvous request after it with its full
 // length, and mrecv reads it. What mprobe took leaves software's count in
 // step with the NIC's, so the next receive is the NIC's.
-TEST_F(EngineTagOffload, ProbeAndMprobeSeeWhatAReceiveWouldWhileTheNicHoldsAnEarlierOne) {
+TEST_F(EngineNicMatchingOverVerbs, ProbeAndMprobeSeeWhatAReceiveWouldWhileTheNicHoldsAnEarlierOne) {
   const auto m1 = pattern_bytes(20, 11);
   const auto m2 = pattern_bytes(30, 12);
   const auto m3 = pattern_bytes(3 * kEager + 7, 13);
@@ -492,7 +493,7 @@ TEST_F(EngineTagOffload, ProbeAndMprobeSeeWhatAReceiveWouldWhileTheNicHoldsAnEar
 // A receive cancel while the NIC holds the receive goes by TAG_DEL and
 // completes cancelled; a send cancel of a message still unexpected at the
 // receiver is granted, and neither message is ever received.
-TEST_F(EngineTagOffload, ReceiveAndSendCancelWhileTheNicHoldsOrCountsTheMessage) {
+TEST_F(EngineNicMatchingOverVerbs, ReceiveAndSendCancelWhileTheNicHoldsOrCountsTheMessage) {
   run_job(2, ContractNic::StaleAdd::kRefused, 16, [&](int rank, Engine& e, Job& job) {
     if (rank == 1) {
       std::vector<std::uint8_t> in(64);
@@ -503,7 +504,7 @@ TEST_F(EngineTagOffload, ReceiveAndSendCancelWhileTheNicHoldsOrCountsTheMessage)
       MessageStatus st;
       ASSERT_TRUE(e.wait(*r, &st).is_ok());
       EXPECT_TRUE(st.cancelled);
-      EXPECT_GT(e.counters().matching.deleted, 0u);
+      EXPECT_GT(e.counters().matching.tag_dels, 0u);
       job.flag = 1;
       // Not looking while rank 0 sends the message and then its cancel
       // request: both have landed when this rank looks, and the request is
@@ -541,7 +542,7 @@ TEST_F(EngineTagOffload, ReceiveAndSendCancelWhileTheNicHoldsOrCountsTheMessage)
 // application is away from the library, by its cancel agent, which sleeps
 // on the transport's event fd and here is woken by the request's arrival
 // on the tag-matching CQ.
-TEST_F(EngineTagOffload, TheCancelAgentAnswersASendCancelWhileTheReceiverIsAway) {
+TEST_F(EngineNicMatchingOverVerbs, TheCancelAgentAnswersASendCancelWhileTheReceiverIsAway) {
   run_job(
       2, ContractNic::StaleAdd::kRefused, 16,
       [&](int rank, Engine& e, Job& job) {
@@ -567,7 +568,7 @@ TEST_F(EngineTagOffload, TheCancelAgentAnswersASendCancelWhileTheReceiverIsAway)
 
 // A job of one rank: its only channel is to itself, through the NIC; the
 // NIC matches what the rank sends itself, in order.
-TEST_F(EngineTagOffload, AJobOfOneRankMatchesItsOwnMessagesInTheNic) {
+TEST_F(EngineNicMatchingOverVerbs, AJobOfOneRankMatchesItsOwnMessagesInTheNic) {
   run_job(1, ContractNic::StaleAdd::kRefused, 16, [&](int, Engine& e, Job&) {
     std::vector<std::uint8_t> first(50), second(50);
     auto r1 = e.irecv(first.data(), first.size(), 0, 6, e.world());
@@ -591,7 +592,7 @@ TEST_F(EngineTagOffload, AJobOfOneRankMatchesItsOwnMessagesInTheNic) {
 // engine declines the NIC's matching even where the transport offers it;
 // the transport then keeps every message on its eager ring (the path the
 // one-sided tests cover), and a cancel is decided by the remote CAS.
-TEST_F(EngineTagOffload, OneSidedCancelKeepsMatchingAndMessagesInSoftware) {
+TEST_F(EngineNicMatchingOverVerbs, OneSidedCancelKeepsMatchingAndMessagesInSoftware) {
   run_job(
       2, ContractNic::StaleAdd::kRefused, 16,
       [&](int rank, Engine& e, Job& job) {
@@ -604,7 +605,7 @@ TEST_F(EngineTagOffload, OneSidedCancelKeepsMatchingAndMessagesInSoftware) {
           in.resize(st.count);
           EXPECT_EQ(in, pattern_bytes(16, 4)) << "the cancelled send was delivered";
           EXPECT_EQ(e.counters().matching.matched_by_nic, 0u);
-          EXPECT_EQ(e.counters().matching.offloaded, 0u);
+          EXPECT_EQ(e.counters().matching.tag_adds, 0u);
         } else {
           while (job.flag.load() < 1) std::this_thread::yield();
           const auto doomed = pattern_bytes(16, 3);
@@ -631,7 +632,7 @@ TEST_F(EngineTagOffload, OneSidedCancelKeepsMatchingAndMessagesInSoftware) {
 // ANY_SOURCE receives in random windows: every message arrives once,
 // intact, in each sender's order; both the NIC and software match; the
 // book ends empty. A small NIC (4 entries) keeps receives in both places.
-TEST_F(EngineTagOffload, StreamsKeepMpiOrderAcrossTheNicAndSoftware) {
+TEST_F(EngineNicMatchingOverVerbs, StreamsKeepMpiOrderAcrossTheNicAndSoftware) {
   constexpr int kRanks = 3;
   constexpr int kPerPair = 60;
   std::atomic<std::uint64_t> by_nic{0}, by_software{0}, syncs{0};

@@ -1,4 +1,4 @@
-// TagOffloadPort against the verbs contract, through a ScriptedSrq: the
+// NicMatchingPort against the verbs contract, through a ScriptedSrq: the
 // completions a ConnectX would produce for the engine's operations and
 // messages, on any machine. Each test pins one rule of the port: which
 // buffer an ADD gives the NIC, which handle a DEL names, what a match,
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "scripted_srq.h"
-#include "verbs/tag_offload_port.h"
+#include "verbs/nic_matching_port.h"
 #include "verbs/tm_header.h"
 
 namespace tagwire::verbs {
@@ -26,7 +26,7 @@ std::vector<std::uint8_t> bytes_of(const std::string& s) {
 }
 
 // What the port tells the engine.
-class RecordingSink final : public transport::TagOffloadSink, public transport::Receiver {
+class RecordingSink final : public transport::NicMatchingSink, public transport::Receiver {
  public:
   struct Message {
     std::uint64_t entry = 0;
@@ -67,11 +67,11 @@ class PortContract : public ::testing::Test {
   void SetUp() override {
     auto srq = std::make_unique<ScriptedSrq>();
     srq_ = srq.get();
-    TagOffloadPortOptions options;
+    NicMatchingPortOptions options;
     options.entries = 2;
     options.message_bytes = 128;
     options.unexpected_buffers = 3;
-    auto port = TagOffloadPort::create_with(options, std::move(srq));
+    auto port = NicMatchingPort::create_with(options, std::move(srq));
     ASSERT_TRUE(port.is_ok()) << port.status().to_string();
     port_ = std::move(port).value();
     ASSERT_EQ(srq_->buffers.size(), 3u);
@@ -127,7 +127,7 @@ class PortContract : public ::testing::Test {
   }
 
   ScriptedSrq* srq_ = nullptr;
-  std::unique_ptr<TagOffloadPort> port_;
+  std::unique_ptr<NicMatchingPort> port_;
   RecordingSink sink_;
 };
 

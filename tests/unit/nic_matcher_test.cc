@@ -1,4 +1,4 @@
-// OffloadedMatcher against the tag-matching contract: scripted event
+// NicMatcher against the tag-matching contract: scripted event
 // sequences for each rule and each completion the verbs contract defines
 // (match, unexpected, IBV_WC_TM_ERR on ADD and DEL, IBV_WC_TM_SYNC_REQ), and
 // long random interleavings of posts, sends, cancels, mprobes, NIC
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "contract_nic.h"
+#include "matching/nic_matcher.h"
 #include "matching/nic_tag.h"
-#include "matching/offloaded_matcher.h"
 
 namespace tagwire::matching {
 namespace {
@@ -117,15 +117,15 @@ class Rig {
     if (r.state != ReceiveRecord::State::kPending || r.cancel_requested) return;
     r.cancel_requested = true;
     switch (matcher.cancel_receive(r.handle)) {
-      case OffloadedMatcher::CancelOutcome::kCancelled:
+      case NicMatcher::CancelOutcome::kCancelled:
         r.state = ReceiveRecord::State::kCancelled;
         r.committed = ++clock;
         break;
-      case OffloadedMatcher::CancelOutcome::kPending:
+      case NicMatcher::CancelOutcome::kPending:
         r.cancel_pending = true;
         r.committed = ++clock;  // out of software now; kept if the DEL wins
         break;
-      case OffloadedMatcher::CancelOutcome::kAlreadyMatched:
+      case NicMatcher::CancelOutcome::kAlreadyMatched:
         ADD_FAILURE() << "receive " << id << " is pending but the matcher says matched";
         break;
     }
@@ -275,7 +275,7 @@ class Rig {
     EXPECT_EQ(matcher.unexpected_handled(), nic.unexpected()) << where;
   }
 
-  OffloadedMatcher matcher;
+  NicMatcher matcher;
   ContractNic nic;
   std::vector<ReceiveRecord> receives;
   std::vector<MessageRecord> messages;
@@ -285,9 +285,9 @@ class Rig {
   std::unordered_map<std::uint64_t, std::uint64_t> nic_commit_;  // entry -> NIC match time
 };
 
-class Offload : public ::testing::TestWithParam<ContractNic::StaleAdd> {};
+class NicMatcherRules : public ::testing::TestWithParam<ContractNic::StaleAdd> {};
 
-INSTANTIATE_TEST_SUITE_P(BothReadings, Offload,
+INSTANTIATE_TEST_SUITE_P(BothReadings, NicMatcherRules,
                          ::testing::Values(ContractNic::StaleAdd::kHeldUnused,
                                            ContractNic::StaleAdd::kRefused),
                          [](const auto& param_info) {
@@ -296,7 +296,7 @@ INSTANTIATE_TEST_SUITE_P(BothReadings, Offload,
                                       : "Refused";
                          });
 
-TEST_P(Offload, ExpectedMessageIsMatchedByTheNic) {
+TEST_P(NicMatcherRules, ExpectedMessageIsMatchedByTheNic) {
   Rig rig(8, GetParam());
   auto r = rig.post({1, 2, 3});
   rig.drain();
@@ -310,12 +310,12 @@ TEST_P(Offload, ExpectedMessageIsMatchedByTheNic) {
   rig.check_mpi_rules("expected");
 }
 
-TEST_P(Offload, BothWildcardsAreOffloadedAsMasks) {
+TEST_P(NicMatcherRules, BothWildcardsAreOffloadedAsMasks) {
   Rig rig(8, GetParam());
   auto any_source = rig.post({1, kAnySource, 3});
   auto any_tag = rig.post({1, 4, kAnyTag});
   rig.drain();
-  EXPECT_EQ(rig.matcher.counters().offloaded, 2u);
+  EXPECT_EQ(rig.matcher.counters().tag_adds, 2u);
   rig.send({1, 4, 9});  // only the ANY_TAG receive accepts it
   rig.send({1, 7, 3});
   rig.drain();
@@ -325,21 +325,21 @@ TEST_P(Offload, BothWildcardsAreOffloadedAsMasks) {
   rig.check_mpi_rules("wildcards");
 }
 
-TEST_P(Offload, UnexpectedMessageWaitsInSoftwareAndAReceiveTakesItThere) {
+TEST_P(NicMatcherRules, UnexpectedMessageWaitsInSoftwareAndAReceiveTakesItThere) {
   Rig rig(8, GetParam());
   rig.send({1, 2, 3});
   rig.drain();
   ASSERT_TRUE(rig.matcher.probe({1, kAnySource, kAnyTag}).has_value());
   auto r = rig.post({1, 2, 3});
   EXPECT_EQ(rig.receives[r].message, 0);
-  EXPECT_EQ(rig.matcher.counters().offloaded, 0u) << "matched at post: nothing for the NIC";
+  EXPECT_EQ(rig.matcher.counters().tag_adds, 0u) << "matched at post: nothing for the NIC";
   rig.drain();
   rig.check_mpi_rules("unexpected");
 }
 
 // Rule 2: a receive posted while a message it accepts is on its way to
 // software must not let the NIC give it a later message.
-TEST_P(Offload, StaleAddCannotTakeALaterMessage) {
+TEST_P(NicMatcherRules, StaleAddCannotTakeALaterMessage) {
   Rig rig(8, GetParam());
   rig.send({1, 2, 3});                 // m0: unexpected at the NIC, not yet polled
   auto r = rig.post({1, 2, kAnyTag});  // ADD carries count 0; the NIC has 1
@@ -354,7 +354,7 @@ TEST_P(Offload, StaleAddCannotTakeALaterMessage) {
 
 // Rule 3: software matches an unexpected message to a receive the NIC holds
 // (unused, added stale): the DEL goes before the sync that re-enables it.
-TEST(OffloadHeld, SoftwareMatchOfAHeldEntryDeletesItBeforeTheSync) {
+TEST(NicMatcherHeld, SoftwareMatchOfAHeldEntryDeletesItBeforeTheSync) {
   Rig rig(8, ContractNic::StaleAdd::kHeldUnused);
   rig.send({1, 2, 3});
   auto r = rig.post({1, 2, 3});
@@ -367,14 +367,14 @@ TEST(OffloadHeld, SoftwareMatchOfAHeldEntryDeletesItBeforeTheSync) {
   EXPECT_TRUE(ops.empty());
   rig.drain();
   EXPECT_EQ(rig.nic.entries(), 0u);
-  EXPECT_EQ(rig.matcher.counters().deleted, 1u);
+  EXPECT_EQ(rig.matcher.counters().tag_dels, 1u);
   rig.send({1, 2, 3});  // nothing may take this one now
   rig.drain();
   EXPECT_EQ(rig.matcher.unexpected_count(), 1u);
   rig.check_mpi_rules("software match of held entry");
 }
 
-TEST(OffloadRefused, RefusedAddLeavesTheReceiveToSoftware) {
+TEST(NicMatcherRefused, RefusedAddLeavesTheReceiveToSoftware) {
   Rig rig(8, ContractNic::StaleAdd::kRefused);
   rig.send({1, 2, 3});
   auto r = rig.post({1, 2, 5});
@@ -390,7 +390,7 @@ TEST(OffloadRefused, RefusedAddLeavesTheReceiveToSoftware) {
 
 // Rule 1: with the NIC full, a receive stays in software; a later receive
 // it overlaps must stay too, one it does not overlap may go to the NIC.
-TEST_P(Offload, LaterReceiveStaysInSoftwareBehindAnOverlappingEarlierOne) {
+TEST_P(NicMatcherRules, LaterReceiveStaysInSoftwareBehindAnOverlappingEarlierOne) {
   Rig rig(1, GetParam());
   auto first = rig.post({1, 2, 1});
   auto stuck = rig.post({1, 2, 5});  // NIC full
@@ -402,7 +402,7 @@ TEST_P(Offload, LaterReceiveStaysInSoftwareBehindAnOverlappingEarlierOne) {
   auto blocked = rig.post({1, kAnySource, 5});
   EXPECT_EQ(rig.matcher.counters().kept_for_order, 1u);
   auto free_to_go = rig.post({1, 2, 7});
-  EXPECT_EQ(rig.matcher.counters().offloaded, 2u);
+  EXPECT_EQ(rig.matcher.counters().tag_adds, 2u);
   rig.drain();
   rig.send({1, 2, 5});
   rig.send({1, 3, 5});
@@ -414,7 +414,7 @@ TEST_P(Offload, LaterReceiveStaysInSoftwareBehindAnOverlappingEarlierOne) {
   rig.check_mpi_rules("order");
 }
 
-TEST_P(Offload, UnencodableReceiveStaysInSoftware) {
+TEST_P(NicMatcherRules, UnencodableReceiveStaysInSoftware) {
   Rig rig(8, GetParam());
   rig.post({1u << kNicContextBits, 0, 0});
   EXPECT_EQ(rig.matcher.counters().kept_unencodable, 1u);
@@ -423,7 +423,7 @@ TEST_P(Offload, UnencodableReceiveStaysInSoftware) {
 
 // The verbs layer keeps a receive whose buffer cannot hold a rendezvous
 // header out of the NIC; rule 1 then keeps later overlapping ones out too.
-TEST_P(Offload, ReceiveTheCallerKeepsInSoftwareKeepsOverlappingLaterOnesOut) {
+TEST_P(NicMatcherRules, ReceiveTheCallerKeepsInSoftwareKeepsOverlappingLaterOnesOut) {
   Rig rig(8, GetParam());
   PostResult small = rig.matcher.post_receive({1, 2, 3}, 100, /*nic_may_hold=*/false);
   ASSERT_FALSE(small.matched);
@@ -433,14 +433,14 @@ TEST_P(Offload, ReceiveTheCallerKeepsInSoftwareKeepsOverlappingLaterOnesOut) {
   rig.drain();
   EXPECT_EQ(rig.matcher.counters().kept_by_caller, 1u);
   EXPECT_EQ(rig.matcher.counters().kept_for_order, 1u);
-  EXPECT_EQ(rig.matcher.counters().offloaded, 1u);
+  EXPECT_EQ(rig.matcher.counters().tag_adds, 1u);
   EXPECT_EQ(rig.nic.entries(), 1u);
 }
 
 // A message the NIC counted as unexpected but software cannot match (a
 // rendezvous FIN, a broken TMH) is counted, so the NIC's and software's
 // counts agree and later ADDs are usable; and no probe ever sees it.
-TEST_P(Offload, UnmatchableArrivalIsCountedButNeverQueued) {
+TEST_P(NicMatcherRules, UnmatchableArrivalIsCountedButNeverQueued) {
   Rig rig(8, GetParam());
   ASSERT_EQ(rig.nic.arrive({*encode_nic_tag({0, 0, 0}), 0}), 0u);
   ASSERT_EQ(rig.nic.cq.size(), 1u);
@@ -459,7 +459,7 @@ TEST_P(Offload, UnmatchableArrivalIsCountedButNeverQueued) {
   EXPECT_TRUE(rig.nic.all_usable()) << "an ADD after the unmatchable message must be usable";
 }
 
-TEST_P(Offload, CancelOfAHeldReceiveDeletesItFromTheNic) {
+TEST_P(NicMatcherRules, CancelOfAHeldReceiveDeletesItFromTheNic) {
   Rig rig(8, GetParam());
   auto r = rig.post({1, 2, 3});
   rig.drain();
@@ -476,7 +476,7 @@ TEST_P(Offload, CancelOfAHeldReceiveDeletesItFromTheNic) {
 
 // Rule 4: the NIC consumed the receive before the DEL: IBV_WC_TM_ERR, and
 // the receive completes normally.
-TEST_P(Offload, CancelThatLosesToTheNicCompletesTheReceive) {
+TEST_P(NicMatcherRules, CancelThatLosesToTheNicCompletesTheReceive) {
   Rig rig(8, GetParam());
   auto r = rig.post({1, 2, 3});
   rig.drain();
@@ -491,7 +491,7 @@ TEST_P(Offload, CancelThatLosesToTheNicCompletesTheReceive) {
   rig.check_mpi_rules("cancel lost");
 }
 
-TEST_P(Offload, SyncRequestIsAnswered) {
+TEST_P(NicMatcherRules, SyncRequestIsAnswered) {
   Rig rig(8, GetParam(), 1);
   rig.send({1, 2, 3});
   rig.poll_one();
@@ -503,8 +503,8 @@ TEST_P(Offload, SyncRequestIsAnswered) {
   EXPECT_FALSE(rig.nic.cq.back().sync_requested) << "the sync carried the NIC's own count";
 }
 
-TEST(OffloadErrors, ImpossibleCompletionsAreInternalErrors) {
-  OffloadedMatcher m(4);
+TEST(NicMatcherErrors, ImpossibleCompletionsAreInternalErrors) {
+  NicMatcher m(4);
   auto match = m.on_nic_match(42);
   ASSERT_FALSE(match.is_ok());
   EXPECT_EQ(match.status().code(), ErrorCode::kInternal);
@@ -534,7 +534,7 @@ std::uint64_t base_seed() {
   return 0x5eed7a9ull;
 }
 
-TEST_P(Offload, RandomInterleavingsKeepMpiOrder) {
+TEST_P(NicMatcherRules, RandomInterleavingsKeepMpiOrder) {
   const int runs = 1500;
   NicMatchingCounters total;
   for (int run = 0; run < runs; ++run) {
@@ -579,14 +579,14 @@ TEST_P(Offload, RandomInterleavingsKeepMpiOrder) {
     total.kept_full += c.kept_full;
     total.add_rejected += c.add_rejected;
     total.cancel_lost_to_nic += c.cancel_lost_to_nic;
-    total.deleted += c.deleted;
+    total.tag_dels += c.tag_dels;
   }
   std::printf(
       "%d runs: NIC matched %llu, software %llu, syncs %llu, DELs %llu, kept for order %llu,"
       " kept (full) %llu, ADDs refused %llu, cancels lost to the NIC %llu\n",
       runs, static_cast<unsigned long long>(total.matched_by_nic),
       static_cast<unsigned long long>(total.matched_by_software),
-      static_cast<unsigned long long>(total.syncs), static_cast<unsigned long long>(total.deleted),
+      static_cast<unsigned long long>(total.syncs), static_cast<unsigned long long>(total.tag_dels),
       static_cast<unsigned long long>(total.kept_for_order),
       static_cast<unsigned long long>(total.kept_full),
       static_cast<unsigned long long>(total.add_rejected),
@@ -597,7 +597,7 @@ TEST_P(Offload, RandomInterleavingsKeepMpiOrder) {
   EXPECT_GT(total.matched_by_software, 1000u);
   EXPECT_GT(total.kept_for_order, 10u);
   EXPECT_GT(total.cancel_lost_to_nic, 0u);
-  EXPECT_GT(total.deleted, 100u);
+  EXPECT_GT(total.tag_dels, 100u);
   if (GetParam() == ContractNic::StaleAdd::kRefused) {
     EXPECT_GT(total.add_rejected, 10u);
   }

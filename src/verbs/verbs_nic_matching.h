@@ -1,4 +1,4 @@
-// VerbsTagOffload: the verbs transport's TagOffload (transport/tag_offload.h),
+// VerbsNicMatching: the verbs transport's NicMatching (transport/nic_matching.h),
 // the NIC's tag matching for the engine's messages.
 //
 // While it is on, every message the engine sends a rank -- tagged
@@ -10,7 +10,7 @@
 // TM-SRQ gives up its send queue to the NIC, hence two QPs per peer
 // (docs/architecture.md §3). Messages to self take the same way through the NIC, so their
 // order against the NIC's matching holds as for any peer. The receive side
-// is the TagOffloadPort; the eager ring, READ, WRITE and atomics stay on the
+// is the NicMatchingPort; the eager ring, READ, WRITE and atomics stay on the
 // transport's own QPs.
 //
 // The QPs are made at start-up and connected through the QP exchange: under
@@ -27,17 +27,17 @@
 #include <vector>
 
 #include "common/status.h"
-#include "transport/tag_offload.h"
+#include "transport/nic_matching.h"
 #include "verbs/channel_address.h"
 #include "verbs/device.h"
+#include "verbs/nic_matching_port.h"
 #include "verbs/rc_queue_pair.h"
-#include "verbs/tag_offload_port.h"
 #include "verbs/tm_srq.h"
 #include "verbs/verbs_handles.h"
 
 namespace tagwire::verbs {
 
-struct VerbsTagOffloadOptions {
+struct VerbsNicMatchingOptions {
   std::uint32_t entries = 256;             // receives the NIC may hold (capped by the device)
   std::uint32_t message_bytes = 0;         // largest header + payload
   std::uint32_t unexpected_buffers = 128;  // the SRQ's buffers for what the NIC does not match
@@ -47,33 +47,33 @@ struct VerbsTagOffloadOptions {
   ibv_comp_channel* events = nullptr;
 };
 
-struct VerbsTagOffloadCounters {
+struct VerbsNicMatchingCounters {
   std::uint64_t tagged_sent = 0;
   std::uint64_t untagged_sent = 0;
   std::uint64_t waited_for_slot = 0;  // messages that queued for a staging slot
   std::uint64_t send_errors = 0;      // SEND completions in error
 };
 
-class VerbsTagOffload final : public transport::TagOffload {
+class VerbsNicMatching final : public transport::NicMatching {
  public:
   // Over the device's TM-SRQ (`srq` null: the device must report
   // IBV_TM_CAP_RC), or over `srq`: a test's SRQ that plays the NIC.
-  static Result<std::unique_ptr<VerbsTagOffload>> create(const Device& device, int gid_index,
-                                                         int peers,
-                                                         const VerbsTagOffloadOptions& options,
-                                                         std::unique_ptr<TmSrq> srq);
-  ~VerbsTagOffload() override;
-  VerbsTagOffload(const VerbsTagOffload&) = delete;
-  VerbsTagOffload& operator=(const VerbsTagOffload&) = delete;
+  static Result<std::unique_ptr<VerbsNicMatching>> create(const Device& device, int gid_index,
+                                                          int peers,
+                                                          const VerbsNicMatchingOptions& options,
+                                                          std::unique_ptr<TmSrq> srq);
+  ~VerbsNicMatching() override;
+  VerbsNicMatching(const VerbsNicMatching&) = delete;
+  VerbsNicMatching& operator=(const VerbsNicMatching&) = delete;
 
   // This rank's two QPs for `peer`, and connecting them to the peer's.
   ChannelAddress address(int peer) const;
   Status connect(int peer, const ChannelAddress& remote);
 
-  // transport::TagOffload.
+  // transport::NicMatching.
   std::uint32_t capacity() const override { return port_->capacity(); }
   std::size_t max_tagged_message() const override { return port_->max_tagged_message(); }
-  void set_sink(transport::TagOffloadSink* sink) override { sink_ = sink; }
+  void set_sink(transport::NicMatchingSink* sink) override { sink_ = sink; }
   Result<transport::Issued> send_tagged(transport::PeerId peer, std::uint64_t nic_tag,
                                         std::span<const std::uint8_t> header,
                                         std::span<const std::uint8_t> payload,
@@ -99,8 +99,8 @@ class VerbsTagOffload final : public transport::TagOffload {
   // start-up), the transport keeps its messages on the eager ring.
   bool in_use() const { return sink_ != nullptr; }
 
-  const VerbsTagOffloadCounters& counters() const { return counters_; }
-  const TagOffloadPortCounters& port_counters() const { return port_->counters(); }
+  const VerbsNicMatchingCounters& counters() const { return counters_; }
+  const NicMatchingPortCounters& port_counters() const { return port_->counters(); }
 
  private:
   struct Peer {
@@ -113,7 +113,7 @@ class VerbsTagOffload final : public transport::TagOffload {
     std::vector<std::uint8_t> bytes;  // TMH | header | payload
   };
 
-  VerbsTagOffload() = default;
+  VerbsNicMatching() = default;
   Result<transport::Issued> send(int peer, std::optional<std::uint64_t> tag,
                                  std::span<const std::uint8_t> header,
                                  std::span<const std::uint8_t> payload);
@@ -122,10 +122,10 @@ class VerbsTagOffload final : public transport::TagOffload {
   unsigned poll_sends();
   unsigned send_backlog();
 
-  VerbsTagOffloadOptions options_;
+  VerbsNicMatchingOptions options_;
   int gid_index_ = 0;
-  std::unique_ptr<TagOffloadPort> port_;
-  transport::TagOffloadSink* sink_ = nullptr;
+  std::unique_ptr<NicMatchingPort> port_;
+  transport::NicMatchingSink* sink_ = nullptr;
   CqPtr send_cq_;
   std::vector<std::uint8_t> staging_;  // staging_slots x (TMH + message_bytes)
   MrPtr staging_mr_;
@@ -133,7 +133,7 @@ class VerbsTagOffload final : public transport::TagOffload {
   std::uint32_t in_flight_ = 0;
   std::vector<Peer> peers_;
   std::deque<Waiting> backlog_;  // in order, all peers: no slot was free
-  VerbsTagOffloadCounters counters_;
+  VerbsNicMatchingCounters counters_;
 };
 
 }  // namespace tagwire::verbs

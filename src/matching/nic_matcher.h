@@ -1,4 +1,4 @@
-// OffloadedMatcher: the software matcher plus the book of which posted
+// NicMatcher: the software matcher plus the book of which posted
 // receives a tag-matching NIC also holds (rdma-core's TM-SRQ; contract:
 // rdma-core Documentation/tag_matching.md and ibv_post_srq_ops(3)).
 //
@@ -22,7 +22,7 @@
 //  4. A receive cancel removes the receive from software at once and asks
 //     the NIC to DEL its copy; if the NIC consumed it first, the receive
 //     completes normally and the cancel fails.
-// Each rule has a test in tests/unit/offloaded_matcher_test.cc that drives
+// Each rule has a test in tests/unit/nic_matcher_test.cc that drives
 // this class through the contract's event sequences against a model NIC.
 //
 // Pure logic, no I/O: the verbs layer turns NicOps into ibv_post_srq_ops
@@ -55,8 +55,8 @@ struct NicOp {
 struct NicMatchingCounters {
   std::uint64_t matched_by_nic = 0;
   std::uint64_t matched_by_software = 0;
-  std::uint64_t offloaded = 0;           // TAG_ADDs posted
-  std::uint64_t deleted = 0;             // TAG_DELs posted (cancel or software match)
+  std::uint64_t tag_adds = 0;            // TAG_ADDs posted
+  std::uint64_t tag_dels = 0;            // TAG_DELs posted (cancel or software match)
   std::uint64_t syncs = 0;               // TAG_SYNCs posted
   std::uint64_t kept_full = 0;           // stayed in software: the NIC held all it may
   std::uint64_t kept_unencodable = 0;    // stayed in software: a field did not fit the tag
@@ -66,10 +66,10 @@ struct NicMatchingCounters {
   std::uint64_t cancel_lost_to_nic = 0;  // a receive cancel the NIC's match beat
 };
 
-class OffloadedMatcher {
+class NicMatcher {
  public:
   // `nic_capacity`: how many entries the NIC may hold (at most tm_caps.max_num_tags).
-  explicit OffloadedMatcher(std::uint32_t nic_capacity) : capacity_(nic_capacity) {}
+  explicit NicMatcher(std::uint32_t nic_capacity) : capacity_(nic_capacity) {}
 
   // ---- What the application asks (same meaning as Matcher's).
   // `nic_may_hold` false keeps the receive in software whatever else holds

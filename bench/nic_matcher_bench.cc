@@ -1,9 +1,9 @@
 // What the tag-matching book costs the host, per message, next to the plain
 // software matcher in the same run:
 //   matcher           Matcher: post a receive, its message arrives
-//   book/software     OffloadedMatcher with no NIC (soft-RoCE, UCX): the same
+//   book/software     NicMatcher with no NIC (soft-RoCE, UCX): the same
 //                     pair through the book, every message handled in software
-//   book/nic          OffloadedMatcher with a NIC: post (a TAG_ADD goes out),
+//   book/nic          NicMatcher with a NIC: post (a TAG_ADD goes out),
 //                     the ADD completes, the NIC reports its match -- the host
 //                     work of one message the NIC matched; the NIC's own
 //                     work is not here (no device with tag matching on this
@@ -18,7 +18,7 @@
 #include <string>
 
 #include "matching/matcher.h"
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
 #include "ns_reporter.h"
 
 namespace tagwire::matching {
@@ -42,7 +42,7 @@ void bench_matcher(benchmark::State& state) {
 }
 
 void bench_book_software(benchmark::State& state) {
-  OffloadedMatcher m(0);
+  NicMatcher m(0);
   for (auto _ : state) {
     auto posted = m.post_receive(kPattern, 7);
     auto arrived = m.on_unexpected(kMessage, false);
@@ -55,7 +55,7 @@ void bench_book_software(benchmark::State& state) {
 }
 
 void bench_book_nic(benchmark::State& state) {
-  OffloadedMatcher m(64);
+  NicMatcher m(64);
   for (auto _ : state) {
     auto posted = m.post_receive(kPattern, 7);
     auto ops = m.take_ops();
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     std::printf("  %-14s counters: NIC matched %llu, software %llu, ADDs %llu, syncs %llu\n",
                 name.c_str(), static_cast<unsigned long long>(c.matched_by_nic),
                 static_cast<unsigned long long>(c.matched_by_software),
-                static_cast<unsigned long long>(c.offloaded),
+                static_cast<unsigned long long>(c.tag_adds),
                 static_cast<unsigned long long>(c.syncs));
   }
   benchmark::Shutdown();

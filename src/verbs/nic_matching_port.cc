@@ -1,4 +1,4 @@
-#include "verbs/tag_offload_port.h"
+#include "verbs/nic_matching_port.h"
 
 #include <algorithm>
 #include <cstring>
@@ -42,14 +42,14 @@ std::optional<PortMessage> split_port_message(std::uint32_t header_length,
   return PortMessage{body.first(header_length), body.subspan(header_length)};
 }
 
-Result<std::unique_ptr<TagOffloadPort>> TagOffloadPort::create(
-    const Device& device, const TagOffloadPortOptions& options) {
+Result<std::unique_ptr<NicMatchingPort>> NicMatchingPort::create(
+    const Device& device, const NicMatchingPortOptions& options) {
   const DeviceCaps& caps = device.caps();
   if (!caps.tm_rc) {
     return Status{ErrorCode::kConfig,
                   "device " + caps.name + " has no tag matching (no IBV_TM_CAP_RC)"};
   }
-  TagOffloadPortOptions granted = options;
+  NicMatchingPortOptions granted = options;
   granted.entries = std::min(options.entries, caps.tm_max_tags);
   auto srq = create_verbs_tm_srq(device, true, granted.unexpected_buffers, granted.entries,
                                  options.events);
@@ -57,9 +57,9 @@ Result<std::unique_ptr<TagOffloadPort>> TagOffloadPort::create(
   return create_with(granted, std::move(srq).value(), &device);
 }
 
-Result<std::unique_ptr<TagOffloadPort>> TagOffloadPort::create_with(
-    const TagOffloadPortOptions& options, std::unique_ptr<TmSrq> srq, const Device* device) {
-  std::unique_ptr<TagOffloadPort> port(new TagOffloadPort());
+Result<std::unique_ptr<NicMatchingPort>> NicMatchingPort::create_with(
+    const NicMatchingPortOptions& options, std::unique_ptr<TmSrq> srq, const Device* device) {
+  std::unique_ptr<NicMatchingPort> port(new NicMatchingPort());
   port->options_ = options;
   port->entry_pool_.assign(std::size_t{options.entries} * options.message_bytes, 0);
   port->srq_pool_.assign(std::size_t{options.unexpected_buffers} * port->srq_buffer_bytes(), 0);
@@ -81,8 +81,8 @@ Result<std::unique_ptr<TagOffloadPort>> TagOffloadPort::create_with(
   return port;
 }
 
-Status TagOffloadPort::start(std::unique_ptr<TmSrq> srq, std::uint32_t entries_lkey,
-                             std::uint32_t srq_lkey) {
+Status NicMatchingPort::start(std::unique_ptr<TmSrq> srq, std::uint32_t entries_lkey,
+                              std::uint32_t srq_lkey) {
   srq_ = std::move(srq);
   lkey_entries_ = entries_lkey;
   lkey_srq_ = srq_lkey;
@@ -93,34 +93,34 @@ Status TagOffloadPort::start(std::unique_ptr<TmSrq> srq, std::uint32_t entries_l
   return Status::ok();
 }
 
-TagOffloadPort::~TagOffloadPort() {
+NicMatchingPort::~NicMatchingPort() {
   srq_.reset();  // the SRQ goes before the memory its buffers name
 }
 
-std::uint32_t TagOffloadPort::srq_buffer_bytes() const {
+std::uint32_t NicMatchingPort::srq_buffer_bytes() const {
   return static_cast<std::uint32_t>(kTmHeaderBytes) + options_.message_bytes;
 }
 
-std::uint8_t* TagOffloadPort::entry_buffer(std::uint32_t slot) {
+std::uint8_t* NicMatchingPort::entry_buffer(std::uint32_t slot) {
   return entry_pool_.data() + std::size_t{slot} * options_.message_bytes;
 }
 
-std::uint8_t* TagOffloadPort::srq_buffer(std::uint32_t index) {
+std::uint8_t* NicMatchingPort::srq_buffer(std::uint32_t index) {
   return srq_pool_.data() + std::size_t{index} * srq_buffer_bytes();
 }
 
-Status TagOffloadPort::post_srq_buffer(std::uint32_t index) {
+Status NicMatchingPort::post_srq_buffer(std::uint32_t index) {
   return srq_->post_buffer(index, {srq_buffer(index), srq_buffer_bytes(), lkey_srq_});
 }
 
-Status TagOffloadPort::post_ops(std::span<const NicOp> ops) {
+Status NicMatchingPort::post_ops(std::span<const NicOp> ops) {
   for (const NicOp& op : ops) {
     LocalBuffer add_buffer{nullptr, 0, 0};
     std::uint32_t del_handle = 0;
     std::uint32_t slot = 0;
     if (op.kind == NicOp::Kind::kAdd) {
       if (free_slots_.empty() || entries_.count(op.entry) != 0) {
-        return {ErrorCode::kInternal, "tag offload: an ADD beyond the port's entries (entry " +
+        return {ErrorCode::kInternal, "NIC matching: an ADD beyond the port's entries (entry " +
                                           std::to_string(op.entry) + ")"};
       }
       slot = free_slots_.back();
@@ -147,15 +147,15 @@ Status TagOffloadPort::post_ops(std::span<const NicOp> ops) {
   return Status::ok();
 }
 
-void TagOffloadPort::release(std::uint64_t entry) {
+void NicMatchingPort::release(std::uint64_t entry) {
   auto it = entries_.find(entry);
   if (it == entries_.end()) return;
   free_slots_.push_back(it->second.slot);
   entries_.erase(it);
 }
 
-Result<unsigned> TagOffloadPort::progress(transport::TagOffloadSink& sink,
-                                          transport::Receiver& receiver) {
+Result<unsigned> NicMatchingPort::progress(transport::NicMatchingSink& sink,
+                                           transport::Receiver& receiver) {
   // DELs the port answered itself go first: they answer operations
   // posted before anything the CQ can now report.
   const std::vector<std::uint64_t> answered = std::exchange(answered_dels_, {});
@@ -174,8 +174,8 @@ Result<unsigned> TagOffloadPort::progress(transport::TagOffloadSink& sink,
   return static_cast<unsigned>(completions.size() + answered.size());
 }
 
-Status TagOffloadPort::handle(const TmCompletion& c, transport::TagOffloadSink& sink,
-                              transport::Receiver& receiver) {
+Status NicMatchingPort::handle(const TmCompletion& c, transport::NicMatchingSink& sink,
+                               transport::Receiver& receiver) {
   const TmEvent e = classify_tm_completion(c);
   switch (e.kind) {
     case TmEventKind::kAddDone:
@@ -197,7 +197,7 @@ Status TagOffloadPort::handle(const TmCompletion& c, transport::TagOffloadSink& 
       auto it = entries_.find(c.wr_id);
       if (it == entries_.end()) {
         return {ErrorCode::kInternal,
-                "tag offload: a match for an entry not held (" + std::to_string(c.wr_id) + ")"};
+                "NIC matching: a match for an entry not held (" + std::to_string(c.wr_id) + ")"};
       }
       // The other two kinds are a TMH rendezvous, which Tagwire does not
       // send: no message, and the engine fails the receive it took.
@@ -228,15 +228,15 @@ Status TagOffloadPort::handle(const TmCompletion& c, transport::TagOffloadSink& 
     case TmEventKind::kFailed:
       break;
   }
-  return {ErrorCode::kTransport, "tag offload: a failed completion (status " +
+  return {ErrorCode::kTransport, "NIC matching: a failed completion (status " +
                                      std::string(ibv_wc_status_str(c.status)) + ")"};
 }
 
-Status TagOffloadPort::on_buffer(const TmCompletion& c, bool counted, bool sync_requested,
-                                 transport::TagOffloadSink& sink, transport::Receiver& receiver) {
+Status NicMatchingPort::on_buffer(const TmCompletion& c, bool counted, bool sync_requested,
+                                  transport::NicMatchingSink& sink, transport::Receiver& receiver) {
   if (c.wr_id >= options_.unexpected_buffers) {
     return {ErrorCode::kInternal,
-            "tag offload: a message in an unknown SRQ buffer (" + std::to_string(c.wr_id) + ")"};
+            "NIC matching: a message in an unknown SRQ buffer (" + std::to_string(c.wr_id) + ")"};
   }
   const auto index = static_cast<std::uint32_t>(c.wr_id);
   const std::span<const std::uint8_t> bytes(srq_buffer(index),

@@ -1,8 +1,8 @@
-// TagOffload: the optional facet of a Transport whose NIC matches tagged
+// NicMatching: the optional facet of a Transport whose NIC matches tagged
 // messages against posted receives (rdma-core's tag-matching SRQ; UCX's
 // uct tag interface is the same idea one layer down).
 //
-// The engine stays the authority on matching (matching/offloaded_matcher.h
+// The engine stays the authority on matching (matching/nic_matcher.h
 // keeps the book): it decides which receives the NIC holds and posts the
 // NIC operations; the transport carries them out and reports what the NIC
 // did. The engine's messages keep one wire format: a tagged message is the
@@ -28,15 +28,15 @@
 #include <span>
 
 #include "common/status.h"
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
 #include "transport/transport.h"
 
 namespace tagwire::transport {
 
 // What the NIC did, as the engine hears it. Called from Transport::progress().
-class TagOffloadSink {
+class NicMatchingSink {
  public:
-  virtual ~TagOffloadSink() = default;
+  virtual ~NicMatchingSink() = default;
   // The NIC matched `entry` (IBV_WC_TM_RECV with IBV_WC_TM_MATCH): the
   // message as it was sent; both spans valid during the call only.
   virtual void on_tag_match(std::uint64_t entry, std::span<const std::uint8_t> header,
@@ -48,19 +48,19 @@ class TagOffloadSink {
   // IBV_WC_TM_ADD / _DEL / _SYNC; `ok` false is IBV_WC_TM_ERR.
   virtual void on_tag_op_done(matching::NicOp::Kind kind, std::uint64_t entry, bool ok,
                               bool sync_requested) = 0;
-  // After each batch of the above (OffloadedMatcher::end_of_batch).
+  // After each batch of the above (NicMatcher::end_of_batch).
   virtual void on_tag_batch_end() = 0;
 };
 
-class TagOffload {
+class NicMatching {
  public:
-  virtual ~TagOffload() = default;
+  virtual ~NicMatching() = default;
   // Entries the NIC may hold at once (at most tm_caps.max_num_tags).
   virtual std::uint32_t capacity() const = 0;
   // Largest header + payload a tagged message may have: what an entry's
   // buffer holds.
   virtual std::size_t max_tagged_message() const = 0;
-  virtual void set_sink(TagOffloadSink* sink) = 0;
+  virtual void set_sink(NicMatchingSink* sink) = 0;
   // As Transport::send, with the NIC tag the peer's NIC matches on.
   virtual Result<Issued> send_tagged(PeerId peer, std::uint64_t nic_tag,
                                      std::span<const std::uint8_t> header,

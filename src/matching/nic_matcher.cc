@@ -1,4 +1,4 @@
-#include "matching/offloaded_matcher.h"
+#include "matching/nic_matcher.h"
 
 #include <string>
 
@@ -22,7 +22,7 @@ Status inconsistent(const std::string& what, std::uint64_t entry) {
 
 }  // namespace
 
-bool OffloadedMatcher::blocked_by_earlier(const ReceivePattern& pattern) const {
+bool NicMatcher::blocked_by_earlier(const ReceivePattern& pattern) const {
   if (software_only_.size() > kOverlapScanLimit) return true;
   for (const auto& [sequence, earlier] : software_only_) {
     if (overlap(earlier, pattern)) return true;
@@ -38,19 +38,19 @@ bool OffloadedMatcher::blocked_by_earlier(const ReceivePattern& pattern) const {
   return false;
 }
 
-void OffloadedMatcher::post_op(NicOp::Kind kind, std::uint64_t entry, NicTagPattern pattern) {
+void NicMatcher::post_op(NicOp::Kind kind, std::uint64_t entry, NicTagPattern pattern) {
   ops_.push_back(NicOp{kind, entry, pattern, handled_});
   reported_ = handled_;
 }
 
-void OffloadedMatcher::post_del(Entry& entry) {
+void NicMatcher::post_del(Entry& entry) {
   entry.del_posted = true;
-  ++counters_.deleted;
+  ++counters_.tag_dels;
   post_op(NicOp::Kind::kDel, entry.handle.sequence);
 }
 
-void OffloadedMatcher::offer_to_nic(ReceiveHandle handle, const ReceivePattern& pattern,
-                                    std::uint64_t receive_cookie, bool nic_may_hold) {
+void NicMatcher::offer_to_nic(ReceiveHandle handle, const ReceivePattern& pattern,
+                              std::uint64_t receive_cookie, bool nic_may_hold) {
   const std::uint64_t id = handle.sequence;
   auto encoded = encode_nic_pattern(pattern);
   bool offload = false;
@@ -75,11 +75,11 @@ void OffloadedMatcher::offer_to_nic(ReceiveHandle handle, const ReceivePattern& 
   entry.cookie = receive_cookie;
   entry.added_with = handled_;
   entries_.emplace(id, entry);
-  ++counters_.offloaded;
+  ++counters_.tag_adds;
   post_op(NicOp::Kind::kAdd, id, *encoded);
 }
 
-OffloadedMatcher::CancelOutcome OffloadedMatcher::cancel_receive(ReceiveHandle handle) {
+NicMatcher::CancelOutcome NicMatcher::cancel_receive(ReceiveHandle handle) {
   auto it = entries_.find(handle.sequence);
   if (it == entries_.end() || !(it->second.handle == handle)) {
     if (!software_.cancel_receive(handle)) return CancelOutcome::kAlreadyMatched;
@@ -97,7 +97,7 @@ OffloadedMatcher::CancelOutcome OffloadedMatcher::cancel_receive(ReceiveHandle h
   return CancelOutcome::kPending;
 }
 
-void OffloadedMatcher::forget_software_match(std::uint64_t id) {
+void NicMatcher::forget_software_match(std::uint64_t id) {
   if (auto it = entries_.find(id); it != entries_.end()) {
     // Rule 3: the NIC's copy goes before anything can re-enable it. The
     // NIC never consumed it: it would have matched this very message.
@@ -108,12 +108,12 @@ void OffloadedMatcher::forget_software_match(std::uint64_t id) {
   }
 }
 
-void OffloadedMatcher::on_unmatchable(bool sync_requested) {
+void NicMatcher::on_unmatchable(bool sync_requested) {
   ++handled_;
   sync_requested_ = sync_requested_ || sync_requested;
 }
 
-Result<OffloadedMatcher::NicMatch> OffloadedMatcher::on_nic_match(std::uint64_t id) {
+Result<NicMatcher::NicMatch> NicMatcher::on_nic_match(std::uint64_t id) {
   auto it = entries_.find(id);
   if (it == entries_.end()) return inconsistent("match reported for an unknown entry", id);
   Entry& entry = it->second;
@@ -140,7 +140,7 @@ Result<OffloadedMatcher::NicMatch> OffloadedMatcher::on_nic_match(std::uint64_t 
   return match;
 }
 
-Status OffloadedMatcher::on_add_done(std::uint64_t id, bool ok, bool sync_requested) {
+Status NicMatcher::on_add_done(std::uint64_t id, bool ok, bool sync_requested) {
   sync_requested_ = sync_requested_ || sync_requested;
   auto it = entries_.find(id);
   if (it == entries_.end()) return inconsistent("ADD completion for an unknown entry", id);
@@ -156,8 +156,8 @@ Status OffloadedMatcher::on_add_done(std::uint64_t id, bool ok, bool sync_reques
   return Status::ok();
 }
 
-Result<std::optional<std::uint64_t>> OffloadedMatcher::on_del_done(std::uint64_t id, bool ok,
-                                                                   bool sync_requested) {
+Result<std::optional<std::uint64_t>> NicMatcher::on_del_done(std::uint64_t id, bool ok,
+                                                             bool sync_requested) {
   sync_requested_ = sync_requested_ || sync_requested;
   auto it = entries_.find(id);
   if (it == entries_.end() || !it->second.del_posted) {
@@ -178,11 +178,11 @@ Result<std::optional<std::uint64_t>> OffloadedMatcher::on_del_done(std::uint64_t
   return cancelled;
 }
 
-void OffloadedMatcher::on_sync_done(bool sync_requested) {
+void NicMatcher::on_sync_done(bool sync_requested) {
   sync_requested_ = sync_requested_ || sync_requested;
 }
 
-void OffloadedMatcher::end_of_batch() {
+void NicMatcher::end_of_batch() {
   const bool behind = reported_ != handled_ && !entries_.empty();
   if (!sync_requested_ && !behind) return;
   sync_requested_ = false;
@@ -190,7 +190,7 @@ void OffloadedMatcher::end_of_batch() {
   post_op(NicOp::Kind::kSync, 0);
 }
 
-void OffloadedMatcher::retire_if_settled(Entries::iterator it) {
+void NicMatcher::retire_if_settled(Entries::iterator it) {
   const Entry& e = it->second;
   if (!e.add_done) return;  // its completion is still to come
   bool settled = false;

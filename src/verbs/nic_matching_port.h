@@ -1,6 +1,6 @@
-// TagOffloadPort: the receive half of the verbs transport's TagOffload
-// (transport/tag_offload.h) over a tag-matching SRQ, and the bytes of the
-// messages it takes. The engine decides (its OffloadedMatcher); the port
+// NicMatchingPort: the receive half of the verbs transport's NicMatching
+// (transport/nic_matching.h) over a tag-matching SRQ, and the bytes of the
+// messages it takes. The engine decides (its NicMatcher); the port
 // carries the decisions out and reports what the NIC did:
 //  - post_ops(): an ADD takes one of the port's entry buffers (one scatter
 //    entry: mlx5 takes no more) and keeps the handle ibv_post_srq_ops
@@ -19,7 +19,7 @@
 // it, the engine reads); one that arrives anyway fails the receive it
 // consumed, and its entry buffer waits for the NIC's read to end.
 //
-// VerbsTagOffload (verbs_tag_offload.h) puts it under VerbsTransport.
+// VerbsNicMatching (verbs_nic_matching.h) puts it under VerbsTransport.
 // Single-threaded, like the transport.
 #pragma once
 
@@ -31,15 +31,15 @@
 #include <vector>
 
 #include "common/status.h"
-#include "matching/offloaded_matcher.h"
-#include "transport/tag_offload.h"
+#include "matching/nic_matcher.h"
+#include "transport/nic_matching.h"
 #include "verbs/device.h"
 #include "verbs/tm_srq.h"
 #include "verbs/verbs_handles.h"
 
 namespace tagwire::verbs {
 
-struct TagOffloadPortOptions {
+struct NicMatchingPortOptions {
   std::uint32_t entries = 64;             // entries the NIC may hold (capped by tm_max_tags)
   std::uint32_t message_bytes = 16384;    // largest engine header + payload
   std::uint32_t unexpected_buffers = 64;  // SRQ buffers: TMH + message_bytes each
@@ -65,26 +65,26 @@ struct PortMessage {
 std::optional<PortMessage> split_port_message(std::uint32_t header_length,
                                               std::span<const std::uint8_t> body);
 
-struct TagOffloadPortCounters {
+struct NicMatchingPortCounters {
   std::uint64_t matched = 0;
   std::uint64_t unexpected = 0;
   std::uint64_t untagged = 0;
   std::uint64_t malformed = 0;  // no valid TMH, a header longer than the message, a TMH rendezvous
 };
 
-class TagOffloadPort {
+class NicMatchingPort {
  public:
   // A TM-SRQ on `device` (needs IBV_TM_CAP_RC); pools registered.
-  static Result<std::unique_ptr<TagOffloadPort>> create(const Device& device,
-                                                        const TagOffloadPortOptions& options);
+  static Result<std::unique_ptr<NicMatchingPort>> create(const Device& device,
+                                                         const NicMatchingPortOptions& options);
   // Over any TmSrq (tests play the NIC); the pools registered on `device`,
   // or unregistered (lkey 0) without one, for an SRQ that is not a device's.
-  static Result<std::unique_ptr<TagOffloadPort>> create_with(const TagOffloadPortOptions& options,
-                                                             std::unique_ptr<TmSrq> srq,
-                                                             const Device* device = nullptr);
-  ~TagOffloadPort();
-  TagOffloadPort(const TagOffloadPort&) = delete;
-  TagOffloadPort& operator=(const TagOffloadPort&) = delete;
+  static Result<std::unique_ptr<NicMatchingPort>> create_with(const NicMatchingPortOptions& options,
+                                                              std::unique_ptr<TmSrq> srq,
+                                                              const Device* device = nullptr);
+  ~NicMatchingPort();
+  NicMatchingPort(const NicMatchingPort&) = delete;
+  NicMatchingPort& operator=(const NicMatchingPort&) = delete;
 
   std::uint32_t capacity() const { return options_.entries; }
   std::size_t max_tagged_message() const { return options_.message_bytes; }
@@ -94,10 +94,10 @@ class TagOffloadPort {
   Status post_ops(std::span<const matching::NicOp> ops);
   // Polls once; what it found goes to `sink` and (NO_TAG) `receiver`, then
   // the sink's end of batch. Returns how many completions it handled.
-  Result<unsigned> progress(transport::TagOffloadSink& sink, transport::Receiver& receiver);
+  Result<unsigned> progress(transport::NicMatchingSink& sink, transport::Receiver& receiver);
 
   std::size_t entries_in_use() const { return entries_.size(); }
-  const TagOffloadPortCounters& counters() const { return counters_; }
+  const NicMatchingPortCounters& counters() const { return counters_; }
 
  private:
   struct Entry {
@@ -105,7 +105,7 @@ class TagOffloadPort {
     std::uint32_t handle = 0;
   };
 
-  TagOffloadPort() = default;
+  NicMatchingPort() = default;
   // After the pools exist (and are registered: their keys).
   Status start(std::unique_ptr<TmSrq> srq, std::uint32_t entries_lkey, std::uint32_t srq_lkey);
   std::uint8_t* entry_buffer(std::uint32_t slot);
@@ -113,14 +113,14 @@ class TagOffloadPort {
   std::uint32_t srq_buffer_bytes() const;
   Status post_srq_buffer(std::uint32_t index);
   void release(std::uint64_t entry);
-  Status handle(const TmCompletion& c, transport::TagOffloadSink& sink,
+  Status handle(const TmCompletion& c, transport::NicMatchingSink& sink,
                 transport::Receiver& receiver);
   // A message in SRQ buffer c.wr_id; `counted`: the NIC counted it as
   // unexpected (a tagged one), else it is NO_TAG.
   Status on_buffer(const TmCompletion& c, bool counted, bool sync_requested,
-                   transport::TagOffloadSink& sink, transport::Receiver& receiver);
+                   transport::NicMatchingSink& sink, transport::Receiver& receiver);
 
-  TagOffloadPortOptions options_;
+  NicMatchingPortOptions options_;
   std::unique_ptr<TmSrq> srq_;
   std::vector<std::uint8_t> entry_pool_;  // entries * message_bytes
   std::vector<std::uint8_t> srq_pool_;    // unexpected_buffers * (TMH + message_bytes)
@@ -133,7 +133,7 @@ class TagOffloadPort {
   // DELs of entries the NIC no longer held when they were posted (refused
   // or consumed): reported as failed at the next progress().
   std::vector<std::uint64_t> answered_dels_;
-  TagOffloadPortCounters counters_;
+  NicMatchingPortCounters counters_;
 };
 
 }  // namespace tagwire::verbs
