@@ -73,7 +73,7 @@ void AgentSendCancel::conclude(Request* r, bool cancelled) {
 Status AgentSendCancel::ask_receiver(Request* r) {
   int peer = 0;
   Header h = cancel_header(*r, &peer);
-  h.remote_address = r->id;  // whom the reply completes
+  engine::set_reply_to(&h, r->id);
   TAGWIRE_RETURN_IF_ERROR(site_.cancel_send_header(peer, h).with_context("MPI_Cancel"));
   ++site_.cancel_counters().cancel_requests_sent;
   reopen(r);
@@ -97,7 +97,7 @@ void AgentSendCancel::on_cancel_request(const Header& h) {
   } else {
     ++site_.cancel_counters().cancels_refused;
   }
-  site_.cancel_send_control(h.origin, MessageType::kCancelReply, h.remote_address, flags);
+  site_.cancel_send_control(h.origin, MessageType::kCancelReply, engine::reply_to(h), flags);
 }
 
 void AgentSendCancel::on_cancel_reply(const Header& h) {

@@ -56,10 +56,22 @@ struct Header {
   // EAGER/RTS/CANCEL_REQUEST: the sender's request id. FIN/SYNC_ACK/
   // CANCEL_REPLY: the id of the sender request they answer.
   std::uint64_t request_id = 0;
-  std::uint64_t length = 0;          // message bytes
-  std::uint64_t remote_address = 0;  // RTS: the sender's buffer
+  std::uint64_t length = 0;  // message bytes
+  // RTS: the sender's buffer. CANCEL_REQUEST: the id of the request its
+  // reply completes (reply_to below), which need not be the message's own
+  // request_id (a buffered send's copy is cancelled for the user's request).
+  std::uint64_t remote_address = 0;
 };
 static_assert(sizeof(Header) == 56, "the wire header is 56 bytes");
+
+// A CANCEL_REQUEST's answer goes to this request: the field an RTS uses for
+// its buffer, unused by every control message, named for this use here.
+inline void set_reply_to(Header* h, std::uint64_t request_id) {
+  h->remote_address = request_id;
+}
+inline std::uint64_t reply_to(const Header& h) {
+  return h.remote_address;
+}
 
 // The compact eager form: the Header up to request_id (offsetof(length)).
 inline constexpr std::size_t kCompactEagerBytes = 40;
