@@ -159,8 +159,7 @@ unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver) {
     if (a == Arrival::kEmpty) break;
     if (a == Arrival::kReady) {
       window_.on_ack(m.ack);
-      ++iface_->counters().messages_received;
-      if (receiver != nullptr) receiver->on_message(m.header, m.payload);
+      iface_->deliver(receiver, m.header, m.payload);
     } else {
       TW_WARN("verbs",
               "malformed eager message " << next_serial_ << " from rank " << peer_ << " dropped");

@@ -126,6 +126,14 @@ class VerbsInterface {
                                                std::uint64_t* word, std::uint64_t expected,
                                                std::uint64_t desired);
 
+  // One message arrived (ring or self queue): counted, then handed to
+  // `receiver` if there is one.
+  void deliver(transport::Receiver* receiver, std::span<const std::uint8_t> header,
+               std::span<const std::uint8_t> payload) {
+    ++counters_.messages_received;
+    if (receiver != nullptr) receiver->on_message(header, payload);
+  }
+
   transport::TransportCounters& counters() { return counters_; }
   const transport::TransportCounters& counters() const { return counters_; }
 

@@ -536,11 +536,8 @@ class VerbsTransport final : public transport::Transport {
       ++n;
       std::uint32_t hlen = 0;
       std::memcpy(&hlen, m.data(), kLengthPrefix);
-      ++tally().messages_received;
-      if (receiver_ != nullptr) {
-        receiver_->on_message({m.data() + kLengthPrefix, hlen},
-                              {m.data() + kLengthPrefix + hlen, m.size() - kLengthPrefix - hlen});
-      }
+      iface_.deliver(receiver_, {m.data() + kLengthPrefix, hlen},
+                     {m.data() + kLengthPrefix + hlen, m.size() - kLengthPrefix - hlen});
     }
     return n;
   }
