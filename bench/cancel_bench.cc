@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto engine =
-      check(Engine::create_from_environment(&tagwire::cancel::create_send_cancel), "engine start");
+      check(Engine::create_from_environment(tagwire::cancel::kSendCancelLayer), "engine start");
   Engine& e = *engine;
   if (e.world_size() < 2) {
     std::fprintf(stderr, "cancel_bench needs 2 ranks: tagwire-run -n 2 %s\n", argv[0]);
@@ -117,9 +117,8 @@ int main(int argc, char** argv) {
   if (e.world_rank() == 0) {
     std::printf(
         "# Cancel + Wait over %s, %s cancel, median microseconds (%d iterations; away: %d)\n",
-        std::string(e.transport_name()).c_str(),
-        e.config().cancel_mode == CancelMode::kOneSided ? "one-sided" : "agent", iterations,
-        iterations / 10);
+        std::string(e.transport_name()).c_str(), e.cancels_one_sided() ? "one-sided" : "agent",
+        iterations, iterations / 10);
     std::printf("%-10s %12s %12s %12s\n", "bytes", "unmatched", "matched", "away");
   }
   for (std::size_t size : sizes) {

@@ -256,7 +256,7 @@ int main(int argc, char** argv) {
   const auto t0 = Clock::now();
   const double cpu0 = cpu_ms();
   auto engine =
-      check(Engine::create_from_environment(&tagwire::cancel::create_send_cancel), "engine start");
+      check(Engine::create_from_environment(tagwire::cancel::kSendCancelLayer), "engine start");
   s.init_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   s.init_cpu_ms = cpu_ms() - cpu0;
   Engine& e = *engine;

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     }
   }
   auto engine =
-      check(Engine::create_from_environment(&tagwire::cancel::create_send_cancel), "engine start");
+      check(Engine::create_from_environment(tagwire::cancel::kSendCancelLayer), "engine start");
   Engine& e = *engine;
   if (e.world_size() < 2) {
     std::fprintf(stderr, "wire_bench needs 2 ranks: tagwire-run -n 2 %s\n", argv[0]);

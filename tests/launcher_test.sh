@@ -66,5 +66,20 @@ check "fatal error message names the call and the reason" 0 $?
 [[ $out == *"before the error on rank 0"* && $out == *"before the error on rank 1"* ]]
 check "output printed before the error is not lost" 0 $?
 
+# A setting of a transport the job does not run on acts on nothing: the
+# ranks refuse to start and say which (without verbs in the build the name
+# is unknown, refused too). The compiler wrapper's TAGWIRE_CC is not ours.
+out=$(env TAGWIRE_TRANSPORT=shm TAGWIRE_TM=on "$run" -n 2 -- "$fatal" 2>&1)
+status=$?
+check "another transport's setting refuses the job" 1 $((status != 0))
+[[ $out == *"TAGWIRE_TM is a setting of the verbs transport, and this job runs on shm"* ||
+  $out == *"TAGWIRE_TM is not a Tagwire setting"* ]]
+check "the refusal names the setting and the transport" 0 $?
+[[ $out != *"before the error on rank"* ]]
+check "nothing ran under the refused setting" 0 $?
+out=$(env TAGWIRE_CC=gcc UCX_TLS=sm,self "$run" -n 2 -- "$fatal" 2>&1)
+[[ $out == *"before the error on rank 0"* ]]
+check "TAGWIRE_CC is left to the compiler wrapper" 0 $?
+
 echo "launcher: $passes passed, $failures failed"
 exit $((failures > 0))

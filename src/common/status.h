@@ -1,8 +1,9 @@
 // Status: the one error type that crosses Tagwire's layers.
 //
-// A Status is a code plus a human-readable message. Codes are chosen so that
-// the MPI layer can map each one to exactly one MPI error class
-// (see ErrorCode's comments); lower layers never include mpi.h.
+// A Status is a code plus a human-readable message. A code says what went
+// wrong, not who reports it or how: the MPI layer maps each code to one MPI
+// error class in one table (mpi_api/state.cc, error_class()), and no layer
+// below it knows MPI's classes.
 #pragma once
 
 #include <cassert>
@@ -16,33 +17,38 @@ namespace tagwire {
 
 enum class ErrorCode : int {
   kOk = 0,
-  kInvalidArgument,  // MPI_ERR_ARG
-  kInvalidRank,      // MPI_ERR_RANK
-  kInvalidTag,       // MPI_ERR_TAG
-  kInvalidCount,     // MPI_ERR_COUNT
-  kInvalidBuffer,    // MPI_ERR_BUFFER
-  kInvalidComm,      // MPI_ERR_COMM
-  kInvalidRequest,   // MPI_ERR_REQUEST
-  kInvalidType,      // MPI_ERR_TYPE
-  kInvalidOp,        // MPI_ERR_OP
-  kInvalidGroup,     // MPI_ERR_GROUP
-  kInvalidKeyval,    // MPI_ERR_KEYVAL
-  kInvalidInfo,      // MPI_ERR_INFO (a bad info handle)
-  kInfoKey,          // MPI_ERR_INFO_KEY: empty or too long
-  kInfoValue,        // MPI_ERR_INFO_VALUE: too long
-  kInfoNoKey,        // MPI_ERR_INFO_NOKEY
-  kTruncate,         // MPI_ERR_TRUNCATE
-  kInvalidWindow,    // MPI_ERR_WIN
-  kRmaRange,         // MPI_ERR_RMA_RANGE: a put or get outside the target window
-  kRmaSync,          // MPI_ERR_RMA_SYNC: RMA outside a fence epoch
-  kNotFound,         // internal: a lookup found nothing (never reaches users as-is)
-  kOutOfResources,   // MPI_ERR_NO_MEM / MPI_ERR_INTERN
-  kConfig,           // MPI_ERR_OTHER: a TAGWIRE_* setting is wrong
-  kUnsupported,      // MPI_ERR_UNSUPPORTED_OPERATION
-  kTransport,        // MPI_ERR_OTHER: a verbs / UCX call failed
-  kPeerFailed,       // MPI_ERR_PROC_FAILED-like: a peer died or timed out
-  kProtocol,         // MPI_ERR_INTERN: a peer sent bytes that do not decode
-  kInternal,         // MPI_ERR_INTERN: a bug in Tagwire
+  // An argument no other code describes.
+  kInvalidArgument,
+  // A named object or value of the messaging model is not valid: a rank
+  // outside the group, a tag out of range, a count, a buffer, a
+  // communicator, a request, a datatype, a reduction operation, a group, an
+  // attribute key, an info object, a one-sided window.
+  kInvalidRank,
+  kInvalidTag,
+  kInvalidCount,
+  kInvalidBuffer,
+  kInvalidComm,
+  kInvalidRequest,
+  kInvalidType,
+  kInvalidOp,
+  kInvalidGroup,
+  kInvalidKeyval,
+  kInvalidInfo,
+  kInfoKey,    // an info key empty or too long
+  kInfoValue,  // an info value too long
+  kInfoNoKey,  // an info key that is not there
+  kTruncate,   // a message longer than the buffer that takes it
+  kInvalidWindow,
+  kRmaRange,  // a put or get outside the target window
+  kRmaSync,   // a put or get outside an access epoch
+  kNotFound,  // a lookup found nothing (callers turn it into something better)
+  kOutOfResources,
+  kConfig,       // a TAGWIRE_* setting is wrong, or does not fit the job
+  kUnsupported,  // asked of a layer or device that cannot do it
+  kTransport,    // a verbs / UCX / system call failed
+  kPeerFailed,   // a peer died, left, or stayed silent past its time
+  kProtocol,     // a peer sent bytes that do not decode
+  kInternal,     // a bug in Tagwire
 };
 
 // Short stable name of a code, e.g. "invalid-rank"; used in messages and logs.

@@ -42,26 +42,55 @@ Engine::Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
                std::unique_ptr<transport::Transport> transport)
     : config_(config), bootstrap_(std::move(bootstrap)), transport_(std::move(transport)) {}
 
+namespace {
+
+// A setting of a transport this job does not run on acts on nothing:
+// refused, so that TAGWIRE_TM=on or TAGWIRE_DEVICE over shared memory is
+// not taken for done.
+Status refuse_other_transports_settings(const Config& config,
+                                        const transport::TransportEntry& chosen) {
+  for (const transport::TransportEntry* entry : built_transports()) {
+    if (entry == &chosen) continue;
+    for (const SettingInfo* s : entry->settings) {
+      if (!config.settings.is_set(s->name) ||
+          find_setting({&chosen.settings, 1}, s->name) != nullptr) {
+        continue;
+      }
+      return Status(ErrorCode::kConfig,
+                    std::string(s->name) + " is a setting of the " + std::string(entry->name) +
+                        " transport, and this job runs on " + std::string(chosen.name) +
+                        " (TAGWIRE_TRANSPORT=" + config.transport + "): unset it, or choose " +
+                        std::string(entry->name));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::unique_ptr<Bootstrap> bootstrap,
-                                               SendCancelFactory send_cancel) {
+                                               const SendCancelLayer& send_cancel) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
   Config resolved = config;
   auto local = whole_job_on_this_host(*bootstrap);
   if (!local) return local.status();
-  auto entry = transport::choose_transport(built_transports(),
-                                           config.value_text("TAGWIRE_TRANSPORT"), *local);
+  auto entry = transport::choose_transport(built_transports(), config.transport, *local);
   if (!entry) return entry.status();
+  TAGWIRE_RETURN_IF_ERROR(refuse_other_transports_settings(config, **entry));
   const transport::Capabilities& caps = (*entry)->capabilities;
   if (!config.eager_threshold_set && caps.eager_threshold != 0) {
-    resolved.eager_threshold = caps.eager_threshold;
+    resolved.resolve_eager_threshold(caps.eager_threshold);
   }
   transport::TransportSetup setup;
   setup.rank = bootstrap->rank();
   setup.size = bootstrap->size();
-  setup.config = &resolved;
+  setup.eager_threshold = resolved.eager_threshold;
   setup.max_remote_key = kMaxRemoteKey;
+  setup.wake_on_every_message = resolved.progress_thread;
+  setup.helper_thread = resolved.progress_thread || resolved.cancel_agent;
+  setup.settings = &resolved.settings;
   auto transport = (*entry)->create(setup);
   if (!transport) return transport.status();
   return create(resolved, std::move(bootstrap), std::move(transport).value(), send_cancel, *local,
@@ -71,24 +100,27 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::unique_ptr<Bootstrap> bootstrap,
                                                std::unique_ptr<transport::Transport> transport,
-                                               SendCancelFactory send_cancel, bool one_host,
+                                               const SendCancelLayer& send_cancel, bool one_host,
                                                const transport::Capabilities& caps) {
   log::set_level(config.log_level);
   log::set_rank(bootstrap->rank());
-  if (send_cancel == nullptr) {
+  if (send_cancel.create == nullptr) {
     return Status(ErrorCode::kInvalidArgument, "an engine needs a send-cancel layer");
   }
   std::unique_ptr<Engine> engine(new Engine(config, std::move(bootstrap), std::move(transport)));
   engine->one_host_ = one_host;
   engine->caps_ = caps;
-  engine->send_cancel_ = send_cancel(engine->config_, *engine);
+  auto layer = send_cancel.create(engine->config_, *engine);
+  if (!layer) return layer.status();
+  engine->send_cancel_ = std::move(layer).value();
   engine->one_sided_ = engine->send_cancel_->arbitrates_matches();
   TAGWIRE_RETURN_IF_ERROR(engine->start_up());
   return engine;
 }
 
-Result<std::unique_ptr<Engine>> Engine::create_from_environment(SendCancelFactory send_cancel) {
-  auto config = Config::from_environment();
+Result<std::unique_ptr<Engine>> Engine::create_from_environment(
+    const SendCancelLayer& send_cancel) {
+  auto config = Config::from_environment(send_cancel.settings);
   if (!config) return config.status();
   auto bootstrap = create_bootstrap();
   if (!bootstrap) return bootstrap.status();
@@ -215,8 +247,9 @@ Status Engine::start_up() {
     // thousands of ping-pongs and doubled their latency there. Near the
     // NIC when one is named, and off the core the application thread
     // started on when there is another. (PCI only with a device to be near.)
-    auto topology = Topology::load(!config_.device.empty());
-    const int helper_pu = topology ? topology->pick_helper_pu(config_.device, application_pu_) : -1;
+    const std::string_view device = transport_->device_name();
+    auto topology = Topology::load(!device.empty());
+    const int helper_pu = topology ? topology->pick_helper_pu(device, application_pu_) : -1;
     mutex_.enable();
     helper_thread_ = std::thread([this, helper, helper_pu, topo = std::move(topology)] {
       helper_thread_main(helper, topo, helper_pu);

@@ -37,10 +37,10 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
-#include "common/config.h"
 #include "engine/bsend_buffer.h"
 #include "engine/communicator.h"
 #include "engine/dead_peers.h"
+#include "engine/engine_config.h"
 #include "engine/engine_counters.h"
 #include "engine/engine_lock.h"
 #include "engine/idle_backoff.h"
@@ -87,10 +87,11 @@ class Engine final : public transport::Receiver,
  public:
   // Starts the engine: bootstrap, transport, address exchange.
   // `send_cancel` makes the send-cancel layer (src/cancel/: what
-  // cancel::create_send_cancel gives, in every program; engine/send_cancel.h).
+  // cancel::kSendCancelLayer gives, in every program; engine/send_cancel.h).
+  // A setting of a built transport other than the one chosen is refused.
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 std::unique_ptr<Bootstrap> bootstrap,
-                                                SendCancelFactory send_cancel);
+                                                const SendCancelLayer& send_cancel);
   // With a given transport (the wire fuzzer drives the engine over one
   // that goes nowhere). `one_host`: every rank of the job runs on this
   // host (how a waiting rank shares its core depends on it). `caps`: what
@@ -99,11 +100,13 @@ class Engine final : public transport::Receiver,
   static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                 std::unique_ptr<Bootstrap> bootstrap,
                                                 std::unique_ptr<transport::Transport> transport,
-                                                SendCancelFactory send_cancel,
+                                                const SendCancelLayer& send_cancel,
                                                 bool one_host = false,
                                                 const transport::Capabilities& caps = {});
-  // From the environment: Config::from_environment() and create_bootstrap().
-  static Result<std::unique_ptr<Engine>> create_from_environment(SendCancelFactory send_cancel);
+  // From the environment: Config::from_environment(send_cancel.settings)
+  // and create_bootstrap().
+  static Result<std::unique_ptr<Engine>> create_from_environment(
+      const SendCancelLayer& send_cancel);
 
   ~Engine() override;
   Engine(const Engine&) = delete;
@@ -118,6 +121,8 @@ class Engine final : public transport::Receiver,
   Communicator* world() const { return world_.get(); }
   Communicator* self() const { return self_.get(); }
   const Config& config() const { return config_; }
+  // The send-cancel layer decides cancels alone with the slot descriptors.
+  bool cancels_one_sided() const { return one_sided_; }
   std::string_view transport_name() const { return transport_->name(); }
   const transport::Capabilities& transport_capabilities() const { return caps_; }
   bool transport_connects_on_first_use() const { return transport_->connects_on_first_use(); }

@@ -1,9 +1,9 @@
 // What the engine asks of the send-cancel layer (src/cancel/), and what it
 // lends it. The layer sits above the engine: it includes this header, the
 // engine never includes the layer. Whoever creates an engine hands it a
-// SendCancelFactory (src/cancel/send_cancel_factory.h gives the one that
-// reads TAGWIRE_CANCEL_MODE), and the engine calls it once its transport is
-// up, before the address exchange.
+// SendCancelLayer (src/cancel/send_cancel_factory.h gives the one that
+// reads TAGWIRE_CANCEL_MODE), and the engine calls its create once its
+// transport is up, before the address exchange.
 //
 // Everything here runs under the engine's lock: on the application's
 // thread inside an MPI call, or on the helper thread (the cancel agent).
@@ -16,8 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "common/status.h"
+#include "engine/engine_config.h"
 #include "engine/slot_word.h"
 #include "engine/wire.h"
 #include "matching/envelope.h"
@@ -117,6 +118,11 @@ class SendCancel {
   }
 };
 
-using SendCancelFactory = std::unique_ptr<SendCancel> (*)(const Config& config, CancelSite& site);
+// The layer as the engine is handed it: how to make it, and the settings it
+// reads out of Config::settings (known to a process beside the engine's).
+struct SendCancelLayer {
+  Result<std::unique_ptr<SendCancel>> (*create)(const Config& config, CancelSite& site) = nullptr;
+  SettingTable settings;
+};
 
 }  // namespace tagwire::engine

@@ -20,7 +20,7 @@ int MPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided
   if (st.initialized) {
     return report(MPI_COMM_WORLD, __func__, {ErrorCode::kConfig, "MPI_Init called twice"});
   }
-  auto engine = engine::Engine::create_from_environment(&cancel::create_send_cancel);
+  auto engine = engine::Engine::create_from_environment(cancel::kSendCancelLayer);
   if (!engine) {
     std::fprintf(stderr, "[tagwire] MPI_Init failed: %s\n", engine.status().to_string().c_str());
     std::fflush(nullptr);  // every stream: the user's buffered output must not be lost

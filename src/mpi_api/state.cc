@@ -82,6 +82,8 @@ int copy_string(const std::string& text, char* out, int capacity, int* length) {
   return MPI_SUCCESS;
 }
 
+// The one table from a Status code to its MPI error class
+// (common/status.h says what each code means).
 int error_class(const Status& s) {
   switch (s.code()) {
     case ErrorCode::kOk:

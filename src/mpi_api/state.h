@@ -105,7 +105,7 @@ struct State {
   // engine is gone (tool_interface.cc).
   engine::EngineCounters final_counters;
   transport::TransportCounters final_transport_counters;
-  std::optional<Config> final_config;
+  std::optional<engine::Config> final_config;
 };
 
 // One per process, built when the library loads (state.cc). A function's

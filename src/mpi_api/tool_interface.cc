@@ -16,6 +16,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "cancel/send_cancel_factory.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
@@ -133,11 +134,24 @@ Snapshot snapshot() {
 
 // The settings in effect: the engine's while it runs, what MPI_Finalize
 // left, or (before MPI_Init) what the environment says.
-Result<Config> current_config() {
+Result<engine::Config> current_config() {
   State& st = state();
   if (st.engine) return st.engine->config();
   if (st.final_config) return *st.final_config;
-  return Config::from_environment();
+  return engine::Config::from_environment(cancel::kSendCancelLayer.settings);
+}
+
+// Every setting of this build, in the order of the layers' tables: the
+// control variables' indices.
+const std::vector<const SettingInfo*>& all_settings() {
+  static const std::vector<const SettingInfo*> all = [] {
+    std::vector<const SettingInfo*> out;
+    for (SettingTable table : engine::known_settings(cancel::kSendCancelLayer.settings)) {
+      out.insert(out.end(), table.begin(), table.end());
+    }
+    return out;
+  }();
+  return all;
 }
 
 std::string lower_name(std::string_view name) {
@@ -214,7 +228,7 @@ int MPI_T_finalize(void) {
 }
 
 int MPI_T_cvar_get_num(int* num_cvar) {
-  return report_count(num_cvar, static_cast<int>(Config::setting_names().size()));
+  return report_count(num_cvar, static_cast<int>(all_settings().size()));
 }
 
 int MPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
@@ -222,13 +236,13 @@ int MPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosit
                         int* bind, int* scope) {
   std::lock_guard lock(tool().mutex);
   if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
-  const auto& names = Config::setting_names();
-  if (cvar_index < 0 || cvar_index >= static_cast<int>(names.size())) {
+  const auto& settings = all_settings();
+  if (cvar_index < 0 || cvar_index >= static_cast<int>(settings.size())) {
     return MPI_T_ERR_INVALID_INDEX;
   }
-  const std::string_view setting = names[static_cast<std::size_t>(cvar_index)];
-  copy_out(lower_name(setting), name, name_len);
-  copy_out(Config::setting_description(setting), desc, desc_len);
+  const SettingInfo& setting = *settings[static_cast<std::size_t>(cvar_index)];
+  copy_out(lower_name(setting.name), name, name_len);
+  copy_out(setting.description, desc, desc_len);
   if (verbosity != nullptr) *verbosity = MPI_T_VERBOSITY_USER_BASIC;
   if (datatype != nullptr) *datatype = MPI_CHAR;
   if (enumtype != nullptr) *enumtype = MPI_T_ENUM_NULL;
@@ -241,9 +255,9 @@ int MPI_T_cvar_get_index(const char* name, int* cvar_index) {
   std::lock_guard lock(tool().mutex);
   if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
   if (name == nullptr || cvar_index == nullptr) return MPI_T_ERR_INVALID;
-  const auto& names = Config::setting_names();
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (lower_name(names[i]) == name) {
+  const auto& settings = all_settings();
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    if (lower_name(settings[i]->name) == name) {
       *cvar_index = static_cast<int>(i);
       return MPI_SUCCESS;
     }
@@ -256,7 +270,7 @@ int MPI_T_cvar_handle_alloc(int cvar_index, void* /*obj_handle*/, MPI_T_cvar_han
   std::lock_guard lock(tool().mutex);
   ToolState& t = tool();
   if (t.init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
-  if (cvar_index < 0 || cvar_index >= static_cast<int>(Config::setting_names().size())) {
+  if (cvar_index < 0 || cvar_index >= static_cast<int>(all_settings().size())) {
     return MPI_T_ERR_INVALID_INDEX;
   }
   if (handle == nullptr || count == nullptr) return MPI_T_ERR_INVALID;
@@ -289,8 +303,7 @@ int MPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
   // Outside MPI_T's lock, as in MPI_T_pvar_read: the engine's lock is next.
   auto config = current_config();
   if (!config) return MPI_T_ERR_INVALID;  // a TAGWIRE_* value MPI_Init would refuse
-  const std::string text =
-      config->value_text(Config::setting_names()[static_cast<std::size_t>(index)]);
+  const std::string text(config->settings.text(*all_settings()[static_cast<std::size_t>(index)]));
   int len = kCvarChars;
   copy_out(text, static_cast<char*>(buf), &len);
   return MPI_SUCCESS;

@@ -823,8 +823,8 @@ Result<std::unique_ptr<transport::Transport>> create_from_setup(
   ShmOptions options;
   options.rank = setup.rank;
   options.size = setup.size;
-  options.max_payload = std::max(setup.config->eager_threshold, setup.max_remote_key);
-  options.wake_on_every_message = setup.config->progress_thread;
+  options.max_payload = std::max(setup.eager_threshold, setup.max_remote_key);
+  options.wake_on_every_message = setup.wake_on_every_message;
   return create_shm_transport(options);
 }
 
@@ -845,6 +845,7 @@ const transport::TransportEntry kTransportEntry{
      .cpu_atomics = true,
      .may_match_in_nic = false,
      .wake_events = true},
-    create_from_setup};
+    create_from_setup,
+    {}};  // no settings of its own
 
 }  // namespace tagwire::shm

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/config.h"
+#include "common/settings.h"
 #include "common/status.h"
 #include "transport/transport.h"
 
@@ -44,15 +44,24 @@ struct Capabilities {
   bool wake_events = false;
 };
 
-// What a transport is created with: its place in the job and the settings,
-// of which it reads its own (TAGWIRE_DEVICE, TAGWIRE_TM, ... for verbs).
+// What a transport is created with: its place in the job, what the engine
+// decided for it, and the settings, of which it reads its own (those its
+// entry declares: TAGWIRE_DEVICE, TAGWIRE_TM, ... for verbs).
 struct TransportSetup {
   int rank = 0;
   int size = 1;
-  // The settings, with the eager threshold resolved for this transport.
-  const Config* config = nullptr;
+  // The largest payload of an eager message: the eager threshold, resolved
+  // for this transport.
+  std::size_t eager_threshold = 0;
   // The largest remote key the engine sends as a payload (a rendezvous's).
   std::size_t max_remote_key = 0;
+  // A progress thread sleeps on event_fd() and must wake for every
+  // message, not only for kWake ones.
+  bool wake_on_every_message = false;
+  // Some helper thread (progress thread or cancel agent) drives the
+  // transport beside the application's thread.
+  bool helper_thread = false;
+  const Settings* settings = nullptr;
 };
 
 struct TransportEntry {
@@ -60,6 +69,9 @@ struct TransportEntry {
   std::string_view description;
   Capabilities capabilities;
   Result<std::unique_ptr<Transport>> (*create)(const TransportSetup& setup) = nullptr;
+  // The settings it reads (empty: none); the engine refuses any of them
+  // while another transport is chosen.
+  SettingTable settings;
 };
 
 using TransportList = std::span<const TransportEntry* const>;

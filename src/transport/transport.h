@@ -202,6 +202,10 @@ class Transport {
   // The NIC's tag matching, where the transport offers it and it is on
   // (TAGWIRE_TM); null otherwise, and the engine matches in software.
   virtual NicMatching* nic_matching() { return nullptr; }
+
+  // The device it drives ("mlx5_0"), for placing a helper thread near it;
+  // empty for a transport with no device of its own.
+  virtual std::string_view device_name() const { return {}; }
 };
 
 }  // namespace tagwire::transport

@@ -485,8 +485,7 @@ namespace {
 Result<std::unique_ptr<transport::Transport>> create_from_setup(
     const transport::TransportSetup& setup) {
   // A helper thread (the progress thread or the cancel agent) shares the worker.
-  return create_ucx_transport(
-      UcxOptions{setup.config->progress_thread || setup.config->cancel_agent});
+  return create_ucx_transport(UcxOptions{setup.helper_thread});
 }
 
 }  // namespace
@@ -507,6 +506,7 @@ const transport::TransportEntry kTransportEntry{
      // active message (and refuse to arm with cma); over TCP they do. The
      // cancel agent therefore also looks every millisecond.
      .wake_events = false},
-    create_from_setup};
+    create_from_setup,
+    {}};  // no settings of its own
 
 }  // namespace tagwire::ucx

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
 #include "common/status.h"
 #include "verbs/verbs_handles.h"
+#include "verbs/verbs_settings.h"
 
 namespace tagwire::verbs {
 

@@ -87,6 +87,7 @@ class VerbsTransport final : public transport::Transport {
   bool connects_on_first_use() const override { return connector_ != nullptr; }
 
   std::string_view name() const override { return "verbs"; }
+  std::string_view device_name() const override { return iface_.device().caps().name; }
 
   std::vector<std::uint8_t> address() const override {
     VerbsAddress a;
@@ -863,21 +864,23 @@ Result<std::unique_ptr<transport::Transport>> create_verbs_transport(const Verbs
 
 namespace {
 
-// Reads its own settings: TAGWIRE_DEVICE, TAGWIRE_TM, TAGWIRE_VERBS_CONNECT,
-// TAGWIRE_RCACHE and TAGWIRE_VERBS_RING_BUDGET.
+// Reads its own settings (VerbsSettings: TAGWIRE_DEVICE, TAGWIRE_TM,
+// TAGWIRE_VERBS_CONNECT, TAGWIRE_RCACHE, TAGWIRE_VERBS_RING_BUDGET).
 Result<std::unique_ptr<transport::Transport>> create_from_setup(
     const transport::TransportSetup& setup) {
-  const Config& config = *setup.config;
+  auto settings = setup.settings != nullptr ? VerbsSettings::read(*setup.settings)
+                                            : Result<VerbsSettings>(VerbsSettings{});
+  if (!settings) return settings.status();
   VerbsOptions options;
-  options.device = config.device;
+  options.device = settings->device;
   options.rank = setup.rank;
   options.size = setup.size;
-  options.max_payload = config.eager_threshold;
-  options.nic_matching = config.nic_matching;
-  options.connect = config.verbs_connect;
-  options.registration_cache = config.registration_cache;
-  options.ring_budget = config.verbs_ring_budget;
-  options.wake_on_every_message = config.progress_thread;
+  options.max_payload = setup.eager_threshold;
+  options.nic_matching = settings->nic_matching;
+  options.connect = settings->connect;
+  options.registration_cache = settings->registration_cache;
+  options.ring_budget = settings->ring_budget;
+  options.wake_on_every_message = setup.wake_on_every_message;
   return create_verbs_transport(options);
 }
 
@@ -894,6 +897,7 @@ const transport::TransportEntry kTransportEntry{
      .cpu_atomics = false,  // the NIC's atomics need not be coherent with the CPU's
      .may_match_in_nic = true,
      .wake_events = true},
-    create_from_setup};
+    create_from_setup,
+    VerbsSettings::table()};
 
 }  // namespace tagwire::verbs

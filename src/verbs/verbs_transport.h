@@ -32,11 +32,11 @@
 #include <memory>
 #include <string>
 
-#include "common/config.h"
 #include "common/status.h"
 #include "transport/registry.h"
 #include "transport/transport.h"
 #include "verbs/tm_srq.h"
+#include "verbs/verbs_settings.h"
 
 namespace tagwire::verbs {
 

@@ -1,4 +1,5 @@
 #include "fuzz_fixture.h"
+#include "cancel/cancel_settings.h"
 #include "cancel/send_cancel_factory.h"
 
 #include <cstdio>
@@ -105,11 +106,13 @@ Fixture::Fixture() {
   // and hostile slot fields reach the claim and the notice paths.
   if (const char* mode = std::getenv("TAGWIRE_TEST_CANCEL_MODE");
       mode != nullptr && std::string_view(mode) == "onesided") {
-    config.cancel_mode = CancelMode::kOneSided;
+    if (Status s = config.settings.set(tagwire::cancel::cancel_mode_setting(), "onesided");
+        !s.is_ok()) {
+      die("settings", s);
+    }
   }
-  auto made =
-      Engine::create(config, std::make_unique<FuzzBootstrap>(), std::make_unique<NullTransport>(),
-                     &tagwire::cancel::create_send_cancel);
+  auto made = Engine::create(config, std::make_unique<FuzzBootstrap>(),
+                             std::make_unique<NullTransport>(), tagwire::cancel::kSendCancelLayer);
   if (!made) die("engine", made.status());
   engine_ = std::move(made).value();
   limits_ = DecodeLimits{kJobToken, kRanks, config.eager_threshold, 4096};

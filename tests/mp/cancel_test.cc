@@ -258,8 +258,7 @@ TEST(SendCancel, ReceiverAwayFromTheLibraryStillAnswers) {
   // Who answers for a receiver that never calls the library: its agent or
   // progress thread; or, in one-sided mode over verbs, nobody at all: the
   // sender's RDMA CAS is executed by the receiver's NIC.
-  const bool nic_decides =
-      E().config().cancel_mode == CancelMode::kOneSided && E().transport_name() == "verbs";
+  const bool nic_decides = E().cancels_one_sided() && E().transport_name() == "verbs";
   if (!E().config().cancel_agent && !E().config().progress_thread && !nic_decides) {
     GTEST_SKIP() << "TAGWIRE_CANCEL_AGENT=0 and no progress thread: nothing answers for an "
                     "absent receiver";
@@ -326,7 +325,7 @@ TEST(SendCancel, AnIdleAgentSleepsOnTheEvent) {
 // receiver's agent; either way exactly the others arrive.
 TEST(SendCancel, OneSidedCancelWithAndWithoutASlot) {
   if (nranks() < 2) GTEST_SKIP() << "needs 2 ranks";
-  if (E().config().cancel_mode != CancelMode::kOneSided) {
+  if (!E().cancels_one_sided()) {
     GTEST_SKIP() << "TAGWIRE_CANCEL_MODE=agent: no slot descriptors to run out of";
   }
   constexpr int kTag = 76;

@@ -37,8 +37,7 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  auto engine =
-      tagwire::engine::Engine::create_from_environment(&tagwire::cancel::create_send_cancel);
+  auto engine = tagwire::engine::Engine::create_from_environment(tagwire::cancel::kSendCancelLayer);
   if (!engine) {
     std::fprintf(stderr, "engine start failed: %s\n", engine.status().to_string().c_str());
     return 1;

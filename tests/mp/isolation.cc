@@ -56,7 +56,7 @@ void publish(const std::string& path, const std::string& text) {
 }
 
 int victim(const std::string& address_file, const std::string& done_file) {
-  auto made = Engine::create_from_environment(&tagwire::cancel::create_send_cancel);
+  auto made = Engine::create_from_environment(tagwire::cancel::kSendCancelLayer);
   if (!made) return fail(made.status().to_string());
   Engine& e = **made;
   Communicator* w = e.world();
@@ -116,9 +116,10 @@ int intruder(const std::string& address_file, const std::string& done_file) {
   std::vector<std::uint8_t> address((std::istreambuf_iterator<char>(in)),
                                     std::istreambuf_iterator<char>());
   if (address.empty()) return fail("no address to attack");
-  auto config = Config::from_environment();
+  auto config =
+      tagwire::engine::Config::from_environment(tagwire::cancel::kSendCancelLayer.settings);
   if (!config) return fail(config.status().to_string());
-  if (config->transport == TransportChoice::kShm || config->transport == TransportChoice::kAuto) {
+  if (config->transport == "shm" || config->transport == "auto") {
     shm::ShmOptions options;
     options.max_payload = shm::kTransportEntry.capabilities.eager_threshold;
     auto t = shm::create_shm_transport(options);

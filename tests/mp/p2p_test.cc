@@ -487,7 +487,7 @@ TEST(Resources, NothingLeftBehind) {
   EXPECT_LE(E().transport_counters().connections, static_cast<std::uint64_t>(nranks()));
   // One-sided cancel keeps one registration until finalize: the slot
   // descriptors its peers CAS.
-  const std::uint64_t standing = E().config().cancel_mode == CancelMode::kOneSided ? 1 : 0;
+  const std::uint64_t standing = E().cancels_one_sided() ? 1 : 0;
   EXPECT_EQ(E().transport_counters().registrations, standing) << "a rendezvous window stayed open";
 }
 

@@ -69,7 +69,7 @@ void exchange_with(Engine& e, int peer, std::size_t bytes, int tag) {
 }  // namespace
 
 int main() {
-  auto created = Engine::create_from_environment(&tagwire::cancel::create_send_cancel);
+  auto created = Engine::create_from_environment(tagwire::cancel::kSendCancelLayer);
   if (!created) {
     std::fprintf(stderr, "engine: %s\n", created.status().to_string().c_str());
     return 1;

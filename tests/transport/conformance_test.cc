@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "../support/byte_patterns.h"
-#include "common/config.h"
+#include "engine/engine_config.h"
 #include "engine/transport_list.h"
 #include "transport/nic_matching.h"
 #include "transport/registry.h"
@@ -58,17 +58,18 @@ class Conformance : public ::testing::TestWithParam<const TransportEntry*> {
   void SetUp() override {
     const TransportEntry& entry = *GetParam();
     caps_ = entry.capabilities;
-    auto config = Config::from_environment();
+    auto config = engine::Config::from_environment();
     ASSERT_TRUE(config.is_ok()) << config.status().to_string();
     config_ = *config;
     if (!config_.eager_threshold_set && caps_.eager_threshold != 0) {
-      config_.eager_threshold = caps_.eager_threshold;
+      config_.resolve_eager_threshold(caps_.eager_threshold);
     }
     for (int rank = 0; rank < 2; ++rank) {
       TransportSetup setup;
       setup.rank = rank;
       setup.size = 2;
-      setup.config = &config_;
+      setup.eager_threshold = config_.eager_threshold;
+      setup.settings = &config_.settings;
       setup.max_remote_key = 4096;
       auto made = entry.create(setup);
       // Only a missing device may keep a transport from starting (verbs
@@ -142,7 +143,7 @@ class Conformance : public ::testing::TestWithParam<const TransportEntry*> {
   }
 
   Capabilities caps_;
-  Config config_;
+  engine::Config config_;
   std::unique_ptr<Transport> side_[2];
   Inbox inbox_[2];
   std::deque<std::string> sent_;  // payloads of pending sends (a deque: they never move)
@@ -335,10 +336,11 @@ TEST(TransportRegistry, TheBuildHasSharedMemoryAndEveryEntryIsWhole) {
 // The choice among entries, over made-up ones.
 TEST(TransportRegistry, AutoTakesThePreferredTransportThatReachesTheJob) {
   const TransportEntry local{
-      "local", "one host", {.one_host_only = true, .preference = 2}, nullptr};
-  const TransportEntry wide{"wide", "any host", {.one_host_only = false, .preference = 1}, nullptr};
+      "local", "one host", {.one_host_only = true, .preference = 2}, nullptr, {}};
+  const TransportEntry wide{
+      "wide", "any host", {.one_host_only = false, .preference = 1}, nullptr, {}};
   const TransportEntry named{
-      "named", "when named", {.one_host_only = false, .preference = 0}, nullptr};
+      "named", "when named", {.one_host_only = false, .preference = 0}, nullptr, {}};
   const TransportEntry* all[] = {&named, &wide, &local};
   auto here = choose_transport(all, "auto", true);
   ASSERT_TRUE(here.is_ok());
@@ -357,8 +359,8 @@ TEST(TransportRegistry, AutoTakesThePreferredTransportThatReachesTheJob) {
 
 TEST(TransportRegistry, AMissingTransportIsAnErrorThatSaysWhatTheBuildHas) {
   const TransportEntry local{
-      "local", "one host", {.one_host_only = true, .preference = 2}, nullptr};
-  const TransportEntry named{"named", "when named", {}, nullptr};
+      "local", "one host", {.one_host_only = true, .preference = 2}, nullptr, {}};
+  const TransportEntry named{"named", "when named", {}, nullptr, {}};
   const TransportEntry* all[] = {&local, &named};
   auto missing = choose_transport(all, "verbs", true);
   ASSERT_FALSE(missing.is_ok());

@@ -529,7 +529,7 @@ inline void run_job(const FabricOptions& options, const std::function<void(Rank&
       FabricTransport* raw = transport.get();
       auto engine = Engine::create(
           config, std::make_unique<tagwire::testing::ThreadBootstrap>(fabric.meeting(), r),
-          std::move(transport), &tagwire::cancel::create_send_cancel);
+          std::move(transport), tagwire::cancel::kSendCancelLayer);
       if (!engine) {
         std::lock_guard lock(failure_mutex);
         *failure = engine.status();

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cancel/cancel_settings.h"
 #include "cancel/send_cancel_factory.h"
 #include "engine/engine_counters.h"
 #include "engine/matching_state.h"
@@ -52,10 +53,12 @@ class RecordingSite final : public engine::CancelSite {
   std::vector<Control> controls;
 };
 
-Config with_mode(CancelMode mode) {
-  Config config;
-  config.cancel_mode = mode;
-  return config;
+// The layer TAGWIRE_CANCEL_MODE=`mode` makes (null if it refused).
+std::unique_ptr<engine::SendCancel> layer_for(std::string_view mode, engine::CancelSite& site) {
+  engine::Config config;
+  if (!config.settings.set(cancel_mode_setting(), mode).is_ok()) return nullptr;
+  auto layer = create_send_cancel(config, site);
+  return layer ? std::move(layer).value() : nullptr;
 }
 
 // A CANCEL_REQUEST from rank 1 for its message `sender_id` on context 7.
@@ -84,7 +87,7 @@ void queue_message(engine::MatchingState& state, std::uint64_t sender_id) {
 
 TEST(SendCancelFactory, PicksTheModeTheConfigNames) {
   RecordingSite site;
-  auto agent = create_send_cancel(with_mode(CancelMode::kAgent), site);
+  auto agent = layer_for("agent", site);
   ASSERT_NE(agent, nullptr);
   EXPECT_EQ(agent->name(), "agent");
   EXPECT_FALSE(agent->arbitrates_matches()) << "the agent's mode must not claim every match";
@@ -93,15 +96,20 @@ TEST(SendCancelFactory, PicksTheModeTheConfigNames) {
   ASSERT_TRUE(agent->publish(&published).is_ok());
   EXPECT_TRUE(published.empty()) << "the agent's mode publishes no table";
 
-  auto one_sided = create_send_cancel(with_mode(CancelMode::kOneSided), site);
+  auto one_sided = layer_for("onesided", site);
   ASSERT_NE(one_sided, nullptr);
   EXPECT_EQ(one_sided->name(), "one-sided");
   EXPECT_TRUE(one_sided->arbitrates_matches());
+
+  // Nothing set: the agent's.
+  auto unset = create_send_cancel(engine::Config{}, site);
+  ASSERT_TRUE(unset.is_ok());
+  EXPECT_EQ((*unset)->name(), "agent");
 }
 
 TEST(AgentSendCancel, AnUnexpectedMessageIsTakenAndTheAnswerIsYes) {
   RecordingSite site;
-  auto layer = create_send_cancel(with_mode(CancelMode::kAgent), site);
+  auto layer = layer_for("agent", site);
   queue_message(site.matching, 40);
   queue_message(site.matching, 41);
   layer->on_cancel_request(cancel_request(41, 900));
@@ -119,7 +127,7 @@ TEST(AgentSendCancel, AnUnexpectedMessageIsTakenAndTheAnswerIsYes) {
 
 TEST(AgentSendCancel, AMessageNoLongerQueuedIsRefused) {
   RecordingSite site;
-  auto layer = create_send_cancel(with_mode(CancelMode::kAgent), site);
+  auto layer = layer_for("agent", site);
   queue_message(site.matching, 40);
   layer->on_cancel_request(cancel_request(77, 901));
   ASSERT_EQ(site.controls.size(), 1u);
@@ -130,7 +138,7 @@ TEST(AgentSendCancel, AMessageNoLongerQueuedIsRefused) {
 
 TEST(AgentSendCancel, AOneSidedNoticeIsRefusedNotObeyed) {
   RecordingSite site;
-  auto layer = create_send_cancel(with_mode(CancelMode::kAgent), site);
+  auto layer = layer_for("agent", site);
   queue_message(site.matching, 40);
   Header notice = cancel_request(40, 0);
   notice.flags = engine::kFlagCancelled;
@@ -143,7 +151,7 @@ TEST(AgentSendCancel, AOneSidedNoticeIsRefusedNotObeyed) {
 
 TEST(AgentSendCancel, AReplyForNoSendIsDroppedAndCounted) {
   RecordingSite site;
-  auto layer = create_send_cancel(with_mode(CancelMode::kAgent), site);
+  auto layer = layer_for("agent", site);
   Header reply;
   reply.type = MessageType::kCancelReply;
   reply.origin = 1;

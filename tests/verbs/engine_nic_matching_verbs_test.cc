@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../support/thread_bootstrap.h"
+#include "cancel/cancel_settings.h"
 #include "cancel/send_cancel_factory.h"
 #include "contract_tm_srq.h"
 #include "engine/engine.h"
@@ -33,6 +34,9 @@
 namespace tagwire::engine {
 namespace {
 
+using cancel::CancelMode;
+using verbs::NicMatchingChoice;
+using verbs::VerbsConnectChoice;
 using verbs::testing::ContractNic;
 using verbs::testing::ContractTmSrq;
 
@@ -121,10 +125,13 @@ void run_job(int ranks, ContractNic::StaleAdd stale, std::uint32_t entries,
       config.progress_thread = false;
       config.eager_threshold = kEager;
       config.eager_threshold_set = true;
-      config.cancel_mode = cancel_mode;
+      ASSERT_TRUE(config.settings
+                      .set(cancel::cancel_mode_setting(),
+                           cancel_mode == CancelMode::kOneSided ? "onesided" : "agent")
+                      .is_ok());
       auto engine = Engine::create(
           config, std::make_unique<tagwire::testing::ThreadBootstrap>(&job.meeting, r),
-          std::move(transport).value(), &tagwire::cancel::create_send_cancel);
+          std::move(transport).value(), tagwire::cancel::kSendCancelLayer);
       ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
       body(r, **engine, job);
       (void)job.meeting.allgather(r, {});  // every body done before any barrier message

@@ -1,0 +1,65 @@
+// The engine's settings, and the list of every layer's for a process.
+//
+// The engine reads its own (the eager threshold, the transport's name, its
+// threads, the log level) and keeps every variable that was set in
+// `settings`, from which the transport it chooses and the cancel layer read
+// theirs (transport/registry.h, cancel/cancel_settings.h).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "common/settings.h"
+
+namespace tagwire::engine {
+
+struct Config {
+  // Largest message sent eagerly; larger ones use rendezvous. Unless set
+  // (TAGWIRE_EAGER_THRESHOLD), the engine takes the one its transport
+  // registered as best for it (transport/registry.h), or this default.
+  std::size_t eager_threshold = 8192;
+  bool eager_threshold_set = false;
+  log::Level log_level = log::Level::kWarn;
+  // A transport's registered name, or "auto" (transport/registry.h).
+  std::string transport = "auto";
+  // Run a progress thread beside the application: it drives the transport
+  // all the time (and serves cancels too).
+  bool progress_thread = false;
+  // Run the cancel agent: a thread that sleeps on the transport's event fd
+  // and serves the transport only while the application is outside the
+  // library, so that a peer's send cancel is answered even when this rank
+  // computes or sleeps (MPI_Cancel must be local).
+  bool cancel_agent = true;
+  // How long an operation with a silent peer may wait before it fails.
+  // (Read by no code yet: issue 31 decides whether it acts or goes.)
+  std::chrono::milliseconds peer_timeout{10000};
+  // Every TAGWIRE_* variable set, checked: the layers above and below read
+  // their own from it.
+  Settings settings;
+
+  bool operator==(const Config&) const = default;
+
+  // Takes the threshold the transport chose (when none was set), and says
+  // so in `settings` too: what they show is what is in effect.
+  void resolve_eager_threshold(std::size_t bytes);
+
+  // The engine's own settings.
+  static SettingTable table();
+  // Reads the engine's settings out of `settings` (and keeps them all).
+  static Result<Config> read(Settings settings);
+  // The variables given, checked against every layer's settings
+  // (known_settings(upper)).
+  static Result<Config> from_variables(const std::map<std::string, std::string>& variables,
+                                       SettingTable upper = {});
+  static Result<Config> from_environment(SettingTable upper = {});
+};
+
+// Every setting a process of this build may be given: the engine's, each
+// built transport's, and `upper`'s (the cancel layer's).
+std::vector<SettingTable> known_settings(SettingTable upper);
+
+}  // namespace tagwire::engine
