@@ -61,15 +61,6 @@ bool take(std::span<const std::uint8_t>* in, void* data, std::size_t n) {
   return true;
 }
 
-// What claim and undeliverable need of a slotted header.
-PendingMessage slot_of(const Header& h) {
-  PendingMessage named;
-  named.origin = h.origin;
-  named.slot = h.slot;
-  named.slot_expected = h.slot_expected;
-  return named;
-}
-
 }  // namespace
 
 // ------------------------------------------------------------- start-up
@@ -226,34 +217,34 @@ std::uint64_t* OneSidedSendCancel::slot_word(int origin, std::uint8_t slot) {
   return &table[static_cast<std::size_t>(origin) * kSlotsPerPeer + (slot - 1u)];
 }
 
-bool OneSidedSendCancel::claim(const PendingMessage& m) {
+bool OneSidedSendCancel::claim(HeldSlot m) {
   if (m.slot == 0) return true;
   ++site_.cancel_counters().slot_claims;
-  const std::uint64_t matched = SlotWord::matched(m.slot_expected);
+  const std::uint64_t matched = SlotWord::matched(m.expected);
   auto old = site_.cancel_transport().local_compare_and_swap(*table_, slot_word(m.origin, m.slot),
-                                                             m.slot_expected, matched);
+                                                             m.expected, matched);
   if (!old) {
     // The NIC cannot arbitrate any more. Delivering is right unless the
     // sender cancels this very message; dropping would lose it silently.
     TW_ERROR("cancel", "claiming a slot descriptor: " << old.status().to_string());
     return true;
   }
-  return *old == m.slot_expected || *old == matched;
+  return *old == m.expected || *old == matched;
 }
 
-bool OneSidedSendCancel::undeliverable(const PendingMessage& m) {
+bool OneSidedSendCancel::undeliverable(HeldSlot m) {
   if (m.slot == 0) return false;
   // Only this message's claim (which takes it at once) or its sender's
   // cancel moves the word off what it expects, and the sender reuses the
   // slot only once the move is settled: a word that moved means cancelled,
   // whatever has happened to the slot since (send_cancel_onesided.pml).
   std::atomic_ref<std::uint64_t> word(*slot_word(m.origin, m.slot));
-  return word.load() != m.slot_expected;
+  return word.load() != m.expected;
 }
 
 bool OneSidedSendCancel::admit(const Header& h, const matching::Envelope& envelope) {
   if (h.slot == 0) return true;
-  const PendingMessage message = slot_of(h);
+  const HeldSlot message = HeldSlot::of(h);
   // Cancelled by its sender already, or about to match a receive that
   // must first win the slot descriptor: a message lost either way is
   // dropped here and never seen by a receive or a probe.
@@ -279,7 +270,7 @@ void OneSidedSendCancel::settle(const matching::ReceivePattern& pattern, bool cl
     if (!head) return;
     const PendingMessage& m = matching.queued(*head);
     if (m.slot == 0) return;
-    if (claim_head ? claim(m) : !undeliverable(m)) return;
+    if (claim_head ? claim(HeldSlot::of(m)) : !undeliverable(HeldSlot::of(m))) return;
     // Its sender won: the next one in line.
     drop_cancelled(head->envelope.context, head->envelope.source, head->sender_request_id);
   }
@@ -305,7 +296,7 @@ void OneSidedSendCancel::on_cancel_request(const Header& h) {
   // A notice: the sender's CAS decided already; purge the message. Only a
   // message that can no longer be claimed is purged: a notice cannot
   // cancel anything by itself.
-  if (h.slot == 0 || !undeliverable(slot_of(h))) {
+  if (h.slot == 0 || !undeliverable(HeldSlot::of(h))) {
     ++site_.cancel_counters().dropped_messages;
     TW_WARN("cancel", "cancel notice from rank " << h.origin << " names no cancelled slot");
     return;

@@ -57,10 +57,21 @@ class OneSidedSendCancel final : public AgentSendCancel {
   static void slot_read_done(void* ctx, const Status& s);
   // The receiver's word for a message from `origin` in slot `slot` (1-based).
   std::uint64_t* slot_word(int origin, std::uint8_t slot);
+  // Which slot descriptor a message holds: from its header on arrival, or
+  // from the unexpected queue's copy (slot 0: none).
+  struct HeldSlot {
+    int origin = 0;
+    std::uint8_t slot = 0;
+    std::uint32_t expected = 0;
+    static HeldSlot of(const engine::Header& h) { return {h.origin, h.slot, h.slot_expected}; }
+    static HeldSlot of(const engine::PendingMessage& m) {
+      return {m.origin, m.slot, m.slot_expected};
+    }
+  };
   // The receiver's claim: true if the message may be delivered.
-  bool claim(const engine::PendingMessage& m);
+  bool claim(HeldSlot held);
   // Its slot descriptor no longer expects it: its sender cancelled it.
-  bool undeliverable(const engine::PendingMessage& m);
+  bool undeliverable(HeldSlot held);
   // Takes a cancelled message out of the unexpected queue (if still there).
   void drop_cancelled(matching::ContextId context, matching::Rank source,
                       std::uint64_t sender_request_id);

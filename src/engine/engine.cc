@@ -372,10 +372,7 @@ void Engine::note_error(Request* r, const Status& s) {
 
 void Engine::complete_rest(Request* r) {
   r->registration.reset();
-  if (r->bsend_copy != nullptr) {
-    bsend_.release(r->bsend_copy);
-    r->bsend_copy = nullptr;
-  }
+  buffered_.release(r);
   if (r->user_freed) release_request(r);
 }
 
@@ -469,38 +466,7 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
 
 Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (begin_operation(r)) return Status::ok();
-  if (r->mode == SendMode::kBuffered) {
-    // Copy into the attached buffer, send from the copy on an internal
-    // request, and complete the user's request now.
-    void* copy = bsend_.allocate(r->bytes);
-    if (copy == nullptr) {
-      return {ErrorCode::kInvalidBuffer,
-              "buffered send of " + std::to_string(r->bytes) +
-                  " bytes does not fit the attached buffer (attach more with MPI_Buffer_attach)"};
-    }
-    if (r->bytes > 0) std::memcpy(copy, r->buffer, r->bytes);
-    Request* internal = new_request(RequestKind::kSend);
-    internal->buffer = copy;
-    internal->bytes = r->bytes;
-    internal->peer = r->peer;
-    internal->tag = r->tag;
-    internal->comm = r->comm;
-    internal->user_freed = true;  // nobody waits on it
-    internal->bsend_copy = static_cast<std::uint8_t*>(copy);
-    // Named before it starts: an eager internal send may finish, and be
-    // released, inside start_send.
-    r->bsend_wire_id = internal->id;
-    Status s = start_send(internal, &r->slot);
-    if (!s.is_ok()) {
-      bsend_.release(copy);
-      internal->bsend_copy = nullptr;
-      release_request(internal);
-      return s;
-    }
-    r->status.source = r->peer;
-    r->set_phase(RequestPhase::kComplete);
-    return Status::ok();
-  }
+  if (r->mode == SendMode::kBuffered) return buffered_.start(r);
 
   Communicator* comm = r->comm;
   const int world_dest = comm->peer_world_rank(r->peer, r->collective);
@@ -516,21 +482,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
     payload = {static_cast<const std::uint8_t*>(r->buffer), r->bytes};
     ++counters_.eager_sent;
   } else {
-    // From MPI_Alloc_mem memory the region's registration serves; any
-    // other buffer is registered for this message only.
-    const transport::Registration* key = pinned_for(r->buffer, r->bytes);
-    if (key == nullptr) {
-      auto reg = transport_->register_memory(r->buffer, r->bytes, transport::RemoteAccess::kRead);
-      if (!reg) return reg.status().with_context("registering a rendezvous buffer");
-      r->registration = std::move(reg).value();
-      key = r->registration.get();
-    }
-    h.type = MessageType::kRts;
-    h.remote_address = reinterpret_cast<std::uint64_t>(r->buffer);
-    if (r->mode == SendMode::kSynchronous) h.flags = kFlagSync;
-    r->await(kRemoteAnswer);  // FIN
-    payload = key->packed_key();
-    ++counters_.rendezvous_sent;
+    TAGWIRE_RETURN_IF_ERROR(rendezvous_.offer(r, &h, &payload));
   }
   r->slot = one_sided_ ? send_cancel_->take_slot(world_dest) : std::nullopt;
   if (r->slot) {
@@ -746,35 +698,16 @@ void Engine::deliver(Request* r, PendingMessage& message,
     return;
   }
   // Rendezvous: read straight into the user's buffer, outside callbacks.
-  r->rendezvous = std::make_unique<PendingMessage>(std::move(message));
-  ++r->local_pending;
-  deferred_.push_back(Deferred{Deferred::Kind::kRead, 0, MessageType::kFin, 0, 0, r, {}});
+  rendezvous_.accept(r, std::move(message));
 }
 
-void Engine::issue_rendezvous_read(Request* r) {
-  PendingMessage& m = *r->rendezvous;
-  if (r->status.count == 0) {
-    on_read_done(r, Status::ok());
-    return;
-  }
-  auto issued = transport_->read(m.origin, {static_cast<std::uint8_t*>(r->buffer), r->status.count},
-                                 m.remote_address, m.data, {&Engine::on_read_done, r});
-  if (!issued) {
-    on_read_done(r, issued.status().with_context("rendezvous read"));
-  } else if (*issued == transport::Issued::kDone) {
-    on_read_done(r, Status::ok());
-  }
+void Engine::protocol_defer_read(Request* r) {
+  deferred_.push_back(Deferred{Deferred::Kind::kRead, 0, MessageType::kFin, 0, 0, r, {}});
 }
 
 void Engine::on_read_done(void* ctx, const Status& s) {
   auto* r = static_cast<Request*>(ctx);
-  Engine* e = r->engine;
-  if (!s.is_ok()) e->note_error(r, s);
-  // FIN even after a failed read: the sender must not wait forever.
-  e->send_control(r->rendezvous->origin, MessageType::kFin, r->rendezvous->sender_request_id);
-  r->rendezvous.reset();
-  --r->local_pending;
-  e->maybe_complete(r);
+  r->engine->rendezvous_.read_done(r, s);
 }
 
 void Engine::send_control(int world_peer, MessageType type, std::uint64_t request_id,
@@ -789,7 +722,7 @@ void Engine::run_deferred() {
     batch.swap(deferred_);
     for (const Deferred& d : batch) {
       if (d.kind == Deferred::Kind::kRead) {
-        issue_rendezvous_read(d.request);
+        rendezvous_.read(d.request, {&Engine::on_read_done, d.request});
         continue;
       }
       if (is_dead(d.peer)) continue;  // a FIN or answer nobody will read
@@ -918,7 +851,7 @@ void Engine::on_remote_answer(const Header& h) {
   }
   r->stop_awaiting(kRemoteAnswer);
   r->remote_matched = true;
-  r->registration.reset();  // the peer has read it: close the window now
+  RendezvousProtocol::on_fin(r);  // the peer has read it: close the window now
   maybe_complete(r);
 }
 
@@ -932,7 +865,7 @@ unsigned Engine::progress() {
 // ------------------------------------------------------------- completion
 
 Result<bool> Engine::test_locked(Request* r, MessageStatus* status) {
-  if (r == nullptr || (r->persistent && !r->active())) {
+  if (null_or_inactive(r)) {
     if (status != nullptr) *status = empty_status();
     return true;
   }
@@ -949,7 +882,7 @@ Result<bool> Engine::test(Request* r, MessageStatus* status) {
 
 Status Engine::wait(Request* r, MessageStatus* status) {
   std::unique_lock lock(mutex_);
-  if (r == nullptr || (r->persistent && !r->active())) {
+  if (null_or_inactive(r)) {
     if (status != nullptr) *status = empty_status();
     return Status::ok();
   }
@@ -962,7 +895,7 @@ Status Engine::wait(Request* r, MessageStatus* status) {
 
 Result<bool> Engine::peek_status(Request* r, MessageStatus* status) {
   std::lock_guard lock(mutex_);
-  if (r == nullptr || (r->persistent && !r->active())) {
+  if (null_or_inactive(r)) {
     if (status != nullptr) *status = empty_status();
     return true;
   }
@@ -978,7 +911,7 @@ Result<int> Engine::wait_any(std::span<Request* const> requests, MessageStatus* 
     bool any_active = false;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       Request* r = requests[i];
-      if (r == nullptr || (r->persistent && !r->active())) continue;
+      if (null_or_inactive(r)) continue;
       any_active = true;
       if (r->complete()) {
         finish(r, status);
@@ -1016,7 +949,7 @@ Status Engine::wait_all(std::span<Request* const> requests, Finished finished, v
   poll_until(lock, [&] {
     for (; next < requests.size(); ++next) {
       Request* r = requests[next];
-      if (r == nullptr || (r->persistent && !r->active())) {
+      if (null_or_inactive(r)) {
         finished(context, next, empty_status());
         continue;
       }
@@ -1037,7 +970,7 @@ Result<std::vector<int>> Engine::test_some(std::span<Request* const> requests,
   std::vector<int> done;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     Request* r = requests[i];
-    if (r == nullptr || (r->persistent && !r->active()) || !r->complete()) continue;
+    if (null_or_inactive(r) || !r->complete()) continue;
     finish(r, i < statuses.size() ? &statuses[i] : nullptr);
     done.push_back(static_cast<int>(i));
   }
@@ -1169,7 +1102,7 @@ Result<Request*> Engine::imrecv(void* buffer, std::size_t bytes, std::unique_ptr
 
 Status Engine::buffer_attach(void* buffer, std::size_t bytes) {
   std::lock_guard lock(mutex_);
-  return bsend_.attach(buffer, bytes);
+  return buffered_.buffer().attach(buffer, bytes);
 }
 
 Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
@@ -1178,13 +1111,13 @@ Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
     unsigned n;
     {
       std::lock_guard lock(mutex_);
-      if (!bsend_.in_use()) break;
+      if (!buffered_.buffer().in_use()) break;
       n = progress_locked();  // the standard: detach blocks until buffered messages are sent
     }
     idle.turn(n != 0);
   }
   std::lock_guard lock(mutex_);
-  return bsend_.detach();
+  return buffered_.buffer().detach();
 }
 
 // --------------------------------------------------------- communicators

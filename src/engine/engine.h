@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
-#include "engine/bsend_buffer.h"
+#include "engine/buffered_send.h"
 #include "engine/communicator.h"
 #include "engine/dead_peers.h"
 #include "engine/engine_config.h"
@@ -45,6 +45,8 @@
 #include "engine/engine_lock.h"
 #include "engine/idle_backoff.h"
 #include "engine/matching_state.h"
+#include "engine/protocol_site.h"
+#include "engine/rendezvous_protocol.h"
 #include "engine/request.h"
 #include "engine/send_cancel.h"
 #include "engine/slot_word.h"
@@ -83,7 +85,8 @@ struct Message {
 
 class Engine final : public transport::Receiver,
                      private transport::NicMatchingSink,
-                     private CancelSite {
+                     private CancelSite,
+                     private ProtocolSite {
  public:
   // Starts the engine: bootstrap, transport, address exchange.
   // `send_cancel` makes the send-cancel layer (src/cancel/: what
@@ -403,7 +406,6 @@ class Engine final : public transport::Receiver,
   // Fills a matched receive's status (truncation included); the bytes to take.
   std::size_t take_envelope(Request* r, int source, int tag, std::uint64_t length);
   void note_truncation(Request* r, int source, int tag, std::uint64_t length);
-  void issue_rendezvous_read(Request* r);
   void send_control(int world_peer, MessageType type, std::uint64_t request_id,
                     std::uint8_t flags = 0);
   Status send_header(int world_peer, const Header& h);
@@ -441,6 +443,24 @@ class Engine final : public transport::Receiver,
   bool cancel_peer_dead(int world_rank) const override { return is_dead(world_rank); }
   int cancel_rank() const override { return bootstrap_->rank(); }
   int cancel_size() const override { return bootstrap_->size(); }
+  // ProtocolSite: what the rendezvous and buffered protocols may use.
+  transport::Transport& protocol_transport() override { return *transport_; }
+  EngineCounters& protocol_counters() override { return counters_; }
+  const transport::Registration* protocol_pinned(const void* address,
+                                                 std::size_t bytes) const override {
+    return pinned_for(address, bytes);
+  }
+  void protocol_send_control(int world_peer, MessageType type, std::uint64_t request_id) override {
+    send_control(world_peer, type, request_id);
+  }
+  void protocol_defer_read(Request* r) override;
+  void protocol_fail(Request* r, const Status& s) override { note_error(r, s); }
+  void protocol_maybe_complete(Request* r) override { maybe_complete(r); }
+  Request* protocol_new_send() override { return new_request(RequestKind::kSend); }
+  Status protocol_start_send(Request* r, std::optional<SlotTicket>* slot_out) override {
+    return start_send(r, slot_out);
+  }
+  void protocol_release(Request* r) override { release_request(r); }
   void on_remote_answer(const Header& h);
   // How an EAGER or RTS reached software: without a NIC tag, or tagged
   // and counted by the NIC as unexpected (perhaps asking for a sync).
@@ -520,7 +540,10 @@ class Engine final : public transport::Receiver,
   std::unique_ptr<SendCancel> send_cancel_;
   bool one_sided_ = false;
   std::vector<std::unique_ptr<Window>> windows_;
-  BsendBuffer bsend_;  // MPI_Buffer_attach's buffer and the blocks in use
+  // The protocols with state or steps of their own (protocol_site.h); the
+  // eager protocol stays inline in start_send and on_envelope.
+  RendezvousProtocol rendezvous_{*this};
+  BufferedSend buffered_{*this};  // and MPI_Buffer_attach's buffer
   EngineCounters counters_;
   bool finalized_ = false;
   std::size_t address_bytes_ = 0;

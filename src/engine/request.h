@@ -155,6 +155,12 @@ struct Request {
   void stop_awaiting(Awaiting what) { awaiting = static_cast<std::uint8_t>(awaiting & ~what); }
 };
 
+// MPI's null or inactive request (a null handle, or a persistent request
+// not started): waits and tests on it return at once, with an empty status.
+inline bool null_or_inactive(const Request* r) {
+  return r == nullptr || (r->persistent && !r->active());
+}
+
 // Names requests on the wire with ids that a stale or forged id cannot
 // misread: slot in the low 32 bits, the slot's generation in the high 32.
 // The slot alone is also the request's MPI handle (Engine::handle_of), so
