@@ -546,6 +546,245 @@ int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* 
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf);
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
 
+/* PMPI_: the profiling interface (written by pmpi.py from the declarations above) */
+/* clang-format off */
+int PMPI_Init(int* argc, char*** argv);
+int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided);
+int PMPI_Initialized(int* flag);
+int PMPI_Finalize(void);
+int PMPI_Finalized(int* flag);
+int PMPI_Abort(MPI_Comm comm, int errorcode);
+int PMPI_Query_thread(int* provided);
+int PMPI_Is_thread_main(int* flag);
+double PMPI_Wtime(void);
+double PMPI_Wtick(void);
+int PMPI_Get_processor_name(char* name, int* resultlen);
+int PMPI_Get_version(int* version, int* subversion);
+int PMPI_Get_library_version(char* version, int* resultlen);
+int PMPI_Error_string(int errorcode, char* string, int* resultlen);
+int PMPI_Error_class(int errorcode, int* errorclass);
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
+int PMPI_Errhandler_free(MPI_Errhandler* errhandler);
+int PMPI_Comm_rank(MPI_Comm comm, int* rank);
+int PMPI_Comm_size(MPI_Comm comm, int* size);
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
+int PMPI_Comm_free(MPI_Comm* comm);
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
+int PMPI_Barrier(MPI_Comm comm);
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
+int PMPI_Comm_set_name(MPI_Comm comm, const char* name);
+int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen);
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag);
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size);
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm* newintercomm);
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
+int PMPI_COMM_NULL_COPY_FN(MPI_Comm, int, void*, void*, void*, int*);
+int PMPI_COMM_DUP_FN(MPI_Comm, int, void*, void*, void*, int*);
+int PMPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*);
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
+                            MPI_Comm_delete_attr_function* delete_fn, int* keyval,
+                            void* extra_state);
+int PMPI_Comm_free_keyval(int* keyval);
+int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val);
+int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval);
+int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                    MPI_Win* win);
+int PMPI_Win_free(MPI_Win* win);
+int PMPI_Win_fence(int assert, MPI_Win win);
+int PMPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win);
+int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int PMPI_Win_get_group(MPI_Win win, MPI_Group* group);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
+                           MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,
+                           void* extra_state);
+int PMPI_Win_free_keyval(int* win_keyval);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val);
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
+MPI_Fint PMPI_Win_c2f(MPI_Win win);
+MPI_Win PMPI_Win_f2c(MPI_Fint win);
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
+int PMPI_Free_mem(void* base);
+int PMPI_Info_create(MPI_Info* info);
+int PMPI_Info_set(MPI_Info info, const char* key, const char* value);
+int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
+int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag);
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag);
+int PMPI_Info_delete(MPI_Info info, const char* key);
+int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
+int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys);
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key);
+int PMPI_Info_free(MPI_Info* info);
+MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm PMPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint PMPI_Request_c2f(MPI_Request request);
+MPI_Request PMPI_Request_f2c(MPI_Fint request);
+MPI_Fint PMPI_Message_c2f(MPI_Message message);
+MPI_Message PMPI_Message_f2c(MPI_Fint message);
+MPI_Fint PMPI_Group_c2f(MPI_Group group);
+MPI_Group PMPI_Group_f2c(MPI_Fint group);
+MPI_Fint PMPI_Info_c2f(MPI_Info info);
+MPI_Info PMPI_Info_f2c(MPI_Fint info);
+MPI_Fint PMPI_Op_c2f(MPI_Op op);
+MPI_Op PMPI_Op_f2c(MPI_Fint op);
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group);
+int PMPI_Group_size(MPI_Group group, int* size);
+int PMPI_Group_rank(MPI_Group group, int* rank);
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup);
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                               int ranks2[]);
+int PMPI_Group_free(MPI_Group* group);
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup);
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result);
+int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm);
+int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm);
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int PMPI_Type_size(MPI_Datatype datatype, int* size);
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent);
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype* newtype);
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype* newtype);
+int PMPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
+                      MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
+                              MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
+                            const MPI_Datatype types[], MPI_Datatype* newtype);
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype* newtype);
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                           int* num_datatypes, int* combiner);
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                           int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                           MPI_Datatype array_of_datatypes[]);
+int PMPI_Type_commit(MPI_Datatype* datatype);
+int PMPI_Type_free(MPI_Datatype* datatype);
+int PMPI_Get_address(const void* location, MPI_Aint* address);
+int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+              int* position, MPI_Comm comm);
+int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm);
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count);
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count);
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request);
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request);
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request);
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status* status);
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status);
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status);
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                 MPI_Status* status);
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Status* status);
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                MPI_Request* request);
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request);
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request);
+int PMPI_Start(MPI_Request* request);
+int PMPI_Startall(int count, MPI_Request requests[]);
+int PMPI_Buffer_attach(void* buffer, int size);
+int PMPI_Buffer_detach(void* buffer_addr, int* size);
+int PMPI_Wait(MPI_Request* request, MPI_Status* status);
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status);
+int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int PMPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]);
+int PMPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status);
+int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int PMPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]);
+int PMPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                  MPI_Status statuses[]);
+int PMPI_Request_free(MPI_Request* request);
+int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int PMPI_Cancel(MPI_Request* request);
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag);
+int PMPI_T_init_thread(int required, int* provided);
+int PMPI_T_finalize(void);
+int PMPI_T_cvar_get_num(int* num_cvar);
+int PMPI_T_cvar_get_info(int cvar_index, char* name, int* name_len, int* verbosity,
+                         MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                         int* bind, int* scope);
+int PMPI_T_cvar_get_index(const char* name, int* cvar_index);
+int PMPI_T_cvar_handle_alloc(int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle,
+                             int* count);
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle* handle);
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf);
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf);
+int PMPI_T_pvar_get_num(int* num_pvar);
+int PMPI_T_pvar_get_info(int pvar_index, char* name, int* name_len, int* verbosity, int* var_class,
+                         MPI_Datatype* datatype, MPI_T_enum* enumtype, char* desc, int* desc_len,
+                         int* bind, int* readonly, int* continuous, int* atomic);
+int PMPI_T_pvar_get_index(const char* name, int var_class, int* pvar_index);
+int PMPI_T_pvar_session_create(MPI_T_pvar_session* session);
+int PMPI_T_pvar_session_free(MPI_T_pvar_session* session);
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* obj_handle,
+                             MPI_T_pvar_handle* handle, int* count);
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle* handle);
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf);
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+/* clang-format on */
+/* end of PMPI_ */
+
 #ifdef __cplusplus
 }
 #endif
