@@ -245,8 +245,9 @@ Status Engine::start_up() {
     // thread: PCI discovery is slow (a large part of a second in the
     // soft-RoCE VM), and done beside the application it ran into the first
     // thousands of ping-pongs and doubled their latency there. Near the
-    // NIC when one is named, and off the core the application thread
-    // started on when there is another. (PCI only with a device to be near.)
+    // device the transport drives (verbs: the one it opened, named or
+    // not), and off the core the application thread started on when there
+    // is another. (PCI only with a device to be near.)
     const std::string_view device = transport_->device_name();
     auto topology = Topology::load(!device.empty());
     const int helper_pu = topology ? topology->pick_helper_pu(device, application_pu_) : -1;
