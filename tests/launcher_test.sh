@@ -81,5 +81,18 @@ out=$(env TAGWIRE_CC=gcc UCX_TLS=sm,self "$run" -n 2 -- "$fatal" 2>&1)
 [[ $out == *"before the error on rank 0"* ]]
 check "TAGWIRE_CC is left to the compiler wrapper" 0 $?
 
+# The habits of mpirun users: -np, --oversubscribe, -x, --version; --host
+# refused in one line; standard input for rank 0 only.
+out=$(printf 'line one\n' | FROM_HERE=here "$run" -np 2 --oversubscribe -x SET_BY_X=given -x FROM_HERE -- \
+  sh -c 'read l || l=EOF; echo "$TAGWIRE_BOOT_RANK $SET_BY_X $FROM_HERE $l"' | sort)
+check "-np, --oversubscribe and -x; stdin to rank 0 only" "0 given here line one
+1 given here EOF" "$out"
+out=$("$run" --version); check "--version" 0 $?
+[[ $out =~ ^tagwire-run\ \(Tagwire\)\ [0-9]+\.[0-9]+ ]]; check "--version names the version" 0 $?
+out=$("$run" --host a,b -n 2 true 2>&1); check "--host refused" 2 $?
+check "--host refused in one line that names mpirun and srun" 1 "$(grep -c 'mpirun.*srun' <<<"$out")"
+out=$("$run" -n 2 --no-such-option true 2>&1); check "an unknown option" 2 $?
+check "an unknown option gets one line, not the usage" 1 "$(wc -l <<<"$out")"
+
 echo "launcher: $passes passed, $failures failed"
 exit $((failures > 0))

@@ -39,6 +39,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/frame_io.h"
+#include "common/build_info.h"
 
 namespace {
 
@@ -57,18 +58,24 @@ void on_signal(int sig) {
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "usage: tagwire-run -n N [options] [--] program [args...]\n"
+               "usage: tagwire-run -n N [options] [--] program [args...]\n\n"
                "Start N ranks of program on this machine, with Tagwire's bootstrap.\n\n"
                "  -n, --np N          number of ranks (1..4096)\n"
                "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
                "  --tag-output        prefix every output line with [rank]\n"
-               "  --bind-to core|none core (default): rank i runs on the i-th CPU this\n"
+               "  --bind-to core|none  core (default): rank i runs on the i-th CPU this\n"
                "                      launcher may use (modulo their number), as Open MPI\n"
                "                      binds; none: ranks go where the kernel puts them\n"
                "  --grace SECONDS     after a rank is killed by a signal, how long the others\n"
                "                      may run on (told it died) before they are stopped\n"
                "                      (default 10)\n"
+               "  -x VAR[=VALUE]      give the ranks VAR (VALUE, or this environment's);\n"
+               "                      they get the launcher's whole environment anyway\n"
+               "  --oversubscribe     accepted: more ranks than cores is always allowed\n"
+               "  --version           the version\n"
                "  -h, --help          this text\n\n"
+               "Standard input goes to rank 0; the other ranks read /dev/null.\n"
+               "For ranks on several nodes use mpirun (PMIx) or srun --mpi=pmi2|pmix.\n\n"
                "Exit status: 0 if every rank exits 0; otherwise the first failing rank's\n"
                "status (128+signal if it was killed), 124 on timeout.\n");
 }
@@ -79,8 +86,15 @@ struct Options {
   double grace_seconds = 10;
   bool tag_output = false;
   bool bind_to_core = true;
+  std::vector<std::pair<std::string, std::string>> exports;  // -x VAR=VALUE
   std::vector<char*> command;
 };
+
+// A refused command line: one line that says why, and where the options are.
+bool refuse(const std::string& why) {
+  std::fprintf(stderr, "tagwire-run: %s (tagwire-run --help lists the options)\n", why.c_str());
+  return false;
+}
 
 bool parse_options(int argc, char** argv, Options* o) {
   int i = 1;
@@ -90,59 +104,80 @@ bool parse_options(int argc, char** argv, Options* o) {
     if (a == "-h" || a == "--help") {
       usage(stdout);
       std::exit(0);
+    } else if (a == "--version" || a == "-V") {
+      const std::string_view v = build_info::version();
+      std::printf("tagwire-run (Tagwire) %.*s\n", static_cast<int>(v.size()), v.data());
+      std::exit(0);
+    } else if (a == "--oversubscribe") {
+      // Open MPI's habit: nothing to do, ranks beyond the cores share them.
+    } else if (a == "-x") {
+      const char* v = value();
+      if (v == nullptr) return refuse("-x wants VAR or VAR=VALUE");
+      const std::string assignment = v;
+      const std::size_t eq = assignment.find('=');
+      const std::string name = assignment.substr(0, eq);
+      if (name.empty()) return refuse("-x wants VAR or VAR=VALUE, not '" + assignment + "'");
+      if (eq != std::string::npos) {
+        o->exports.emplace_back(name, assignment.substr(eq + 1));
+      } else if (const char* here = std::getenv(name.c_str())) {
+        o->exports.emplace_back(name, here);
+      } else {
+        std::fprintf(stderr, "tagwire-run: -x %s: not set here, the ranks get none\n",
+                     name.c_str());
+      }
+    } else if (a == "--host" || a == "-H" || a == "--hostfile" || a == "--machinefile" ||
+               a == "-hostfile" || a == "-machinefile" || a == "--hosts" || a == "-host") {
+      return refuse(a +
+                    ": tagwire-run starts ranks on this machine only; for several nodes "
+                    "use mpirun (PMIx) or srun --mpi=pmi2|pmix");
     } else if (a == "-n" || a == "--np" || a == "-np") {
       const char* v = value();
-      if (v == nullptr) return false;
+      if (v == nullptr) return refuse(a + " wants a number of ranks");
       char* end = nullptr;
       long n = std::strtol(v, &end, 10);
       if (*end != '\0' || n < 1 || n > 4096) {
-        std::fprintf(stderr, "tagwire-run: -n wants a number of ranks from 1 to 4096, not '%s'\n",
-                     v);
-        return false;
+        return refuse("-n wants a number of ranks from 1 to 4096, not '" + std::string(v) + "'");
       }
       o->ranks = static_cast<int>(n);
     } else if (a == "--timeout") {
       const char* v = value();
-      if (v == nullptr) return false;
+      if (v == nullptr) return refuse("--timeout wants seconds");
       char* end = nullptr;
       o->timeout_seconds = std::strtod(v, &end);
       if (*end != '\0' || o->timeout_seconds <= 0) {
-        std::fprintf(stderr, "tagwire-run: --timeout wants seconds above zero, not '%s'\n", v);
-        return false;
+        return refuse("--timeout wants seconds above zero, not '" + std::string(v) + "'");
       }
     } else if (a == "--grace") {
       const char* v = value();
-      if (v == nullptr) return false;
+      if (v == nullptr) return refuse("--grace wants seconds");
       char* end = nullptr;
       o->grace_seconds = std::strtod(v, &end);
       if (*end != '\0' || o->grace_seconds < 0) {
-        std::fprintf(stderr, "tagwire-run: --grace wants seconds (0 or more), not '%s'\n", v);
-        return false;
+        return refuse("--grace wants seconds (0 or more), not '" + std::string(v) + "'");
       }
     } else if (a == "--tag-output") {
       o->tag_output = true;
     } else if (a == "--bind-to") {
       const char* v = value();
-      if (v == nullptr) return false;
+      if (v == nullptr) return refuse("--bind-to wants core or none");
       const std::string how = v;
       if (how != "core" && how != "none") {
-        std::fprintf(stderr, "tagwire-run: --bind-to wants core or none, not '%s'\n", v);
-        return false;
+        return refuse("--bind-to wants core or none, not '" + how + "'");
       }
       o->bind_to_core = how == "core";
     } else if (a == "--") {
       ++i;
       break;
     } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "tagwire-run: unknown option %s\n", a.c_str());
-      return false;
+      return refuse("unknown option " + a);
     } else {
       break;
     }
   }
   for (; i < argc; ++i) o->command.push_back(argv[i]);
   o->command.push_back(nullptr);
-  if (o->ranks == 0 || o->command.size() < 2) return false;
+  if (o->ranks == 0) return refuse("how many ranks? -n N");
+  if (o->command.size() < 2) return refuse("no program to run");
   return true;
 }
 
@@ -242,6 +277,16 @@ class Launcher {
       ::setenv(local_bootstrap::kRankVariable, std::to_string(r).c_str(), 1);
       ::setenv(local_bootstrap::kSizeVariable, std::to_string(o_.ranks).c_str(), 1);
       ::setenv(local_bootstrap::kKeyVariable, local_bootstrap::key_to_hex(key_).c_str(), 1);
+      for (const auto& [name, value] : o_.exports) ::setenv(name.c_str(), value.c_str(), 1);
+      if (r != 0) {
+        // Standard input is rank 0's, as mpirun and srun give it: ranks
+        // sharing one terminal or pipe would each take parts of it.
+        int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null_fd >= 0) {
+          ::dup2(null_fd, STDIN_FILENO);
+          ::close(null_fd);
+        }
+      }
       for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
       if (o_.bind_to_core && !cpus_.empty()) {
         // One core per rank while there are enough; beyond, evenly spread.
@@ -540,9 +585,10 @@ class Launcher {
 
 int main(int argc, char** argv) {
   Options options;
-  if (!parse_options(argc, argv, &options)) {
+  if (argc == 1) {
     usage(stderr);
     return 2;
   }
+  if (!parse_options(argc, argv, &options)) return 2;
   return Launcher(std::move(options)).run();
 }

@@ -261,24 +261,64 @@ class SingletonBootstrap final : public Bootstrap {
 
 }  // namespace
 
-Result<std::unique_ptr<Bootstrap>> create_bootstrap() {
-  if (const char* path = std::getenv(kSocketVariable)) return connect_local(path);
-  if (std::getenv("PMIX_RANK") != nullptr) {
-#ifdef TAGWIRE_HAVE_PMIX
-    return create_pmix_bootstrap();
-#else
-    return Status(ErrorCode::kUnsupported,
-                  "started by a PMIx launcher, but this build has no PMIx (install libpmix-dev)");
-#endif
+StartedBy started_by() {
+  if (std::getenv(kSocketVariable) != nullptr) return StartedBy::kTagwireRun;
+  if (std::getenv("PMIX_RANK") != nullptr) return StartedBy::kPmix;
+  if (std::getenv("PMI_FD") != nullptr) return StartedBy::kPmi2;
+  // srun sets SLURM_STEP_NUM_TASKS for the tasks of a step (a batch
+  // script's own shell has none): several tasks and no PMI means each would
+  // run as a job of one, silently. Refused instead.
+  const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  if (tasks != nullptr && std::atol(tasks) > 1) return StartedBy::kSrunWithoutPmi;
+  return StartedBy::kNone;
+}
+
+std::string describe(StartedBy launcher) {
+  switch (launcher) {
+    case StartedBy::kTagwireRun:
+      return std::string("tagwire-run (") + kSocketVariable + " is set)";
+    case StartedBy::kPmix:
+      return "PMIx: mpirun or srun --mpi=pmix (PMIX_RANK is set)";
+    case StartedBy::kPmi2:
+      return "PMI-2: srun --mpi=pmi2 (PMI_FD is set)";
+    case StartedBy::kSrunWithoutPmi:
+      return std::string("srun without a process-management interface (") +
+             std::getenv("SLURM_STEP_NUM_TASKS") +
+             " tasks, no PMI_FD or PMIX_RANK): refused, run srun --mpi=pmi2 or --mpi=pmix";
+    case StartedBy::kNone:
+      break;
   }
-  if (std::getenv("PMI_FD") != nullptr) {
-#ifdef TAGWIRE_HAVE_PMI2
-    return create_pmi2_bootstrap();
+  return "none: a singleton job of one rank";
+}
+
+Result<std::unique_ptr<Bootstrap>> create_bootstrap() {
+  switch (started_by()) {
+    case StartedBy::kTagwireRun:
+      return connect_local(std::getenv(kSocketVariable));
+    case StartedBy::kPmix:
+#ifdef TAGWIRE_HAVE_PMIX
+      return create_pmix_bootstrap();
 #else
-    return Status(ErrorCode::kUnsupported,
-                  "started by a PMI-2 launcher (srun --mpi=pmi2), but this build has no PMI-2 "
-                  "(install libpmi2-0-dev)");
+      return Status(ErrorCode::kUnsupported,
+                    "started by a PMIx launcher, but this build has no PMIx (install libpmix-dev)");
 #endif
+    case StartedBy::kPmi2:
+#ifdef TAGWIRE_HAVE_PMI2
+      return create_pmi2_bootstrap();
+#else
+      return Status(ErrorCode::kUnsupported,
+                    "started by a PMI-2 launcher (srun --mpi=pmi2), but this build has no PMI-2 "
+                    "(install libpmi2-0-dev)");
+#endif
+    case StartedBy::kSrunWithoutPmi:
+      return Status(ErrorCode::kConfig,
+                    "started by srun as one of " +
+                        std::string(std::getenv("SLURM_STEP_NUM_TASKS")) +
+                        " tasks without a process-management interface, so no task could "
+                        "find the others: run srun --mpi=pmi2 or srun --mpi=pmix (or set "
+                        "MpiDefault in slurm.conf)");
+    case StartedBy::kNone:
+      break;
   }
   return std::unique_ptr<Bootstrap>(new SingletonBootstrap);
 }

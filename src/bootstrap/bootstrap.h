@@ -3,6 +3,8 @@
 //   TAGWIRE_BOOT_SOCKET set  -> LocalBootstrap (our tagwire-run launcher)
 //   PMIX_RANK set            -> PMIx (Open MPI mpirun, Slurm --mpi=pmix)   [libpmix-dev]
 //   PMI_FD set               -> PMI-2 (Slurm --mpi=pmi2)                    [libpmi2-0-dev]
+//   SLURM_STEP_NUM_TASKS > 1 -> refused: srun started several tasks without
+//                               a process-management interface (--mpi=none)
 //   none                     -> a singleton job of one rank
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +41,12 @@ class Bootstrap {
   // call. Never blocks. A launcher that tells nothing reports none.
   virtual std::vector<int> take_failed_ranks() { return {}; }
 };
+
+// Who started this process, read from its environment (the list above).
+enum class StartedBy { kTagwireRun, kPmix, kPmi2, kSrunWithoutPmi, kNone };
+StartedBy started_by();
+// "PMIx (PMIX_RANK is set)": the launcher and why, for tagwire-info and logs.
+std::string describe(StartedBy launcher);
 
 Result<std::unique_ptr<Bootstrap>> create_bootstrap();
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cancel/send_cancel_factory.h"
+#include "common/build_info.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
@@ -115,8 +116,11 @@ int MPI_Get_version(int* version, int* subversion) {
 }
 
 int MPI_Get_library_version(char* version, int* resultlen) {
-  return copy_string("Tagwire 0.1.0 (MPI point-to-point over UCX)", version,
-                     MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
+  // What was built, not what a header claims: "Tagwire 0.1.0 (MPI 3.1;
+  // transports shm ucx verbs)".
+  const std::string text = "Tagwire " + std::string(build_info::version()) +
+                           " (MPI 3.1; transports " + std::string(build_info::transports()) + ")";
+  return copy_string(text, version, MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
 }
 
 int MPI_Error_class(int errorcode, int* errorclass) {
