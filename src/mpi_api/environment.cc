@@ -28,6 +28,7 @@ int MPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided
     std::_Exit(1);
   }
   st.engine = std::move(engine).value();
+  st.init_pid = ::getpid();
   st.world.comm = st.engine->world();
   st.self.comm = st.engine->self();
   st.initialized = true;

@@ -1,5 +1,7 @@
 #include "mpi_api/state.h"
 
+#include <unistd.h>
+
 #include "mpi_api/reduce_ops.h"
 
 #include <algorithm>
@@ -12,6 +14,16 @@
 namespace tagwire::mpi {
 
 State g_state;
+
+State::~State() {
+  // A child forked after MPI_Init holds a copy of the parent's engine: its
+  // rings, its UCX worker, its sockets are the parent's. Finalizing it
+  // would enter the job's barrier as the parent and close the parent's
+  // connections (UCX asserts on a worker used across fork). The copy is
+  // left as it is; the kernel takes it back with the process, as MPICH and
+  // Open MPI leave theirs.
+  if (engine != nullptr && ::getpid() != init_pid) (void)engine.release();
+}
 
 namespace {
 

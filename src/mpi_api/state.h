@@ -3,6 +3,8 @@
 // Status -> error class, and the error-handler dispatch.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -76,7 +78,13 @@ struct WinKeyval {
 };
 
 struct State {
+  // A process that exits with the library initialized tears it down here
+  // (engine.h: finalize), unless it is a child forked after MPI_Init: a
+  // fork copies the engine, and the copy must neither finalize nor touch
+  // the job's connections (state.cc).
+  ~State();
   std::unique_ptr<engine::Engine> engine;
+  pid_t init_pid = 0;  // the process that called MPI_Init
   bool initialized = false;
   bool finalized = false;
   int thread_level = MPI_THREAD_FUNNELED;
