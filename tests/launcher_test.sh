@@ -4,11 +4,13 @@
 #   no rank outlives the launcher, rank prefixes with --tag-output, and a
 #   process without the job key is refused by the bootstrap.
 #   and an MPI error under MPI_ERRORS_ARE_FATAL stops the job loudly.
-# Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH MPI_FATAL_ERROR
+#   MPI_Abort's code is the job's status, every time.
+# Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH MPI_FATAL_ERROR MPI_ABORT
 set -uo pipefail
 run=$1
 bench=$2
 fatal=$3
+abort=$4
 failures=0
 passes=0
 check() {  # check NAME EXPECTED ACTUAL
@@ -93,6 +95,13 @@ out=$("$run" --host a,b -n 2 true 2>&1); check "--host refused" 2 $?
 check "--host refused in one line that names mpirun and srun" 1 "$(grep -c 'mpirun.*srun' <<<"$out")"
 out=$("$run" -n 2 --no-such-option true 2>&1); check "an unknown option" 2 $?
 check "an unknown option gets one line, not the usage" 1 "$(wc -l <<<"$out")"
+
+# MPI_Abort(7) on rank 1 while the others wait on it: status 7 in every
+# run (the launcher used to see the socket close first, and said 1).
+for i in 1 2 3 4 5; do
+  "$run" -n 4 --timeout 60 "$abort" >/dev/null 2>&1; check "MPI_Abort's code, run $i" 7 $?
+done
+"$run" -n 2 --timeout 60 "$abort" 0 >/dev/null 2>&1; check "MPI_Abort with 0 still fails the job" 1 $?
 
 echo "launcher: $passes passed, $failures failed"
 exit $((failures > 0))

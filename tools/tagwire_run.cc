@@ -395,6 +395,12 @@ class Launcher {
       (void)write_frame(fd, {&ok, 1});
       return;
     }
+    if (auto code = local_bootstrap::parse_abort(*frame, key_)) {
+      // MPI_Abort: its code is the job's status, whatever the rank's own
+      // exit (and its closing socket) looks like by the time it is seen.
+      abort_job(c.rank, *code);
+      return;
+    }
     if (!dead_.empty()) {
       // An exchange a dead rank can never join: say so instead of waiting.
       (void)write_frame(
@@ -528,6 +534,13 @@ class Launcher {
       c.part.clear();
     }
     round_parts_ = 0;
+  }
+
+  void abort_job(int rank, int code) {
+    if (stopping_) return;
+    fail(rank, code,
+         "rank " + std::to_string(rank) + " called MPI_Abort with code " + std::to_string(code));
+    exit_status_ = code;  // over a death seen first: the program said what it wants
   }
 
   // Records the first failure and stops the job.

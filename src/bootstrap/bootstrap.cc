@@ -81,6 +81,25 @@ std::optional<std::uint32_t> parse_death_notice(std::span<const std::uint8_t> fr
   return rank;
 }
 
+std::vector<std::uint8_t> make_abort(std::int32_t code, std::span<const std::uint8_t> key) {
+  std::vector<std::uint8_t> frame(8 + key.size());
+  std::memcpy(frame.data(), kAbortMagic, 4);
+  std::memcpy(frame.data() + 4, &code, 4);
+  std::memcpy(frame.data() + 8, key.data(), key.size());
+  return frame;
+}
+
+std::optional<std::int32_t> parse_abort(std::span<const std::uint8_t> frame,
+                                        std::span<const std::uint8_t> key) {
+  if (frame.size() != 8 + key.size() || std::memcmp(frame.data(), kAbortMagic, 4) != 0 ||
+      std::memcmp(frame.data() + 8, key.data(), key.size()) != 0) {
+    return std::nullopt;
+  }
+  std::int32_t code;
+  std::memcpy(&code, frame.data() + 4, 4);
+  return code;
+}
+
 std::string key_to_hex(std::span<const std::uint8_t> key) {
   static const char digits[] = "0123456789abcdef";
   std::string out;
@@ -133,11 +152,16 @@ Result<int> parse_int_variable(const char* name, int min_value) {
 // which answers each allgather when every rank has sent its part.
 class LocalBootstrap final : public Bootstrap {
  public:
-  LocalBootstrap(int fd, int rank, int size, std::uint64_t token)
-      : fd_(fd), rank_(rank), size_(size), token_(token) {}
+  LocalBootstrap(int fd, int rank, int size, std::vector<std::uint8_t> key)
+      : fd_(fd), rank_(rank), size_(size), token_(token_from_key(key)), key_(std::move(key)) {}
   ~LocalBootstrap() override { ::close(fd_); }
 
   std::string_view kind() const override { return "tagwire-run"; }
+  // The launcher takes the code as the job's exit status and stops the
+  // other ranks at once (before this rank's own exit could race it).
+  void abort(int code, std::string_view /*why*/) override {
+    (void)write_frame(fd_, make_abort(code, key_));
+  }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::uint64_t job_token() const override { return token_; }
@@ -203,6 +227,7 @@ class LocalBootstrap final : public Bootstrap {
   int rank_;
   int size_;
   std::uint64_t token_;
+  std::vector<std::uint8_t> key_;  // the job's: proves an abort request is this job's
 };
 
 Result<std::unique_ptr<Bootstrap>> connect_local(const char* socket_path) {
@@ -232,7 +257,7 @@ Result<std::unique_ptr<Bootstrap>> connect_local(const char* socket_path) {
     return Status(ErrorCode::kPeerFailed, std::string("cannot reach the launcher at ") +
                                               socket_path + ": " + std::strerror(e));
   }
-  auto bootstrap = std::make_unique<LocalBootstrap>(fd, *rank, *size, token_from_key(*key));
+  auto bootstrap = std::make_unique<LocalBootstrap>(fd, *rank, *size, *key);
   Status s = write_frame(fd, make_hello(static_cast<std::uint32_t>(*rank), *key));
   if (!s.is_ok()) return s.with_context("bootstrap hello");
   auto answer = read_frame(fd);

@@ -40,6 +40,13 @@ class Bootstrap {
   // Ranks the launcher has seen die (killed by a signal) since the last
   // call. Never blocks. A launcher that tells nothing reports none.
   virtual std::vector<int> take_failed_ranks() { return {}; }
+  // MPI_Abort: asks the launcher to end the whole job, with `code` as its
+  // exit status where the launcher carries one. Returns once the request
+  // is out; the caller then exits with `code` itself.
+  virtual void abort(int code, std::string_view why) {
+    (void)code;
+    (void)why;
+  }
 };
 
 // Who started this process, read from its environment (the list above).
@@ -71,6 +78,15 @@ inline constexpr char kDeathMagic[4] = {'T', 'W', 'D', '1'};
 std::vector<std::uint8_t> make_death_notice(std::uint32_t rank);
 // The dead rank, if `frame` is a death notice.
 std::optional<std::uint32_t> parse_death_notice(std::span<const std::uint8_t> frame);
+
+// ABORT frame, rank to launcher at any time after the hello: magic, the
+// exit code (i32), the job key (so that no exchange part is ever read as
+// one). The launcher ends the job with that code.
+inline constexpr char kAbortMagic[4] = {'T', 'W', 'A', '1'};
+std::vector<std::uint8_t> make_abort(std::int32_t code, std::span<const std::uint8_t> key);
+// The code, if `frame` is an abort request with `key`.
+std::optional<std::int32_t> parse_abort(std::span<const std::uint8_t> frame,
+                                        std::span<const std::uint8_t> key);
 
 // HELLO frame: magic, rank (u32), key (kKeyBytes).
 std::vector<std::uint8_t> make_hello(std::uint32_t rank, std::span<const std::uint8_t> key);

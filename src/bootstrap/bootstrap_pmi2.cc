@@ -8,6 +8,9 @@
 // exchanged in round 0 through the job's own key-value space.
 #include "bootstrap/bootstrap_pmi2.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <slurm/pmi2.h>
 
 #include <charconv>
@@ -49,6 +52,20 @@ class Pmi2Bootstrap final : public Bootstrap {
   }
 
   std::string_view kind() const override { return "pmi2"; }
+
+  // PMI2_Abort ends the step, and then exits the process itself, with
+  // status 255 and through exit() (atexit handlers, static destructors).
+  // So it runs in a child that shares the PMI connection; this process
+  // keeps its code and exits with it.
+  void abort(int /*code*/, std::string_view why) override {
+    const std::string message(why);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      PMI2_Abort(1, message.c_str());
+      ::_exit(255);
+    }
+    if (child > 0) (void)::waitpid(child, nullptr, 0);
+  }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::uint64_t job_token() const override { return token_; }

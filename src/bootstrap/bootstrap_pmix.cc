@@ -46,6 +46,13 @@ class PmixBootstrap final : public Bootstrap {
 
   std::string_view kind() const override { return "pmix"; }
 
+  // The host (mpirun's PRRTE, Slurm's PMIx plugin) ends every process of
+  // the namespace, with `code` as the job's status where it keeps one.
+  void abort(int code, std::string_view why) override {
+    const std::string message(why);
+    (void)PMIx_Abort(code, message.c_str(), nullptr, 0);
+  }
+
   Status barrier_with_progress(const std::function<void()>& progress) override {
     pmix_proc_t all_procs;
     PMIX_PROC_CONSTRUCT(&all_procs);

@@ -130,6 +130,9 @@ class Engine final : public transport::Receiver,
   const transport::Capabilities& transport_capabilities() const { return caps_; }
   bool transport_connects_on_first_use() const { return transport_->connects_on_first_use(); }
   std::string_view bootstrap_kind() const { return bootstrap_->kind(); }
+  // MPI_Abort: asks the launcher to end the job with `code` (the caller
+  // exits with it next).
+  void abort_job(int code, std::string_view why) { bootstrap_->abort(code, why); }
   // Bytes of this rank's transport address: every rank keeps one per rank
   // of the job, so the address table grows with the job.
   std::size_t address_bytes() const { return address_bytes_; }

@@ -78,11 +78,20 @@ int MPI_Finalize(void) {
 }
 
 int MPI_Abort(MPI_Comm /*comm*/, int errorcode) {
+  // An abort is a failure: a code of 0 (or one whose low byte is 0, all an
+  // exit status keeps) still ends the job with a non-zero status.
+  const int code = (errorcode & 0xff) == 0 ? 1 : errorcode & 0xff;
+  State& st = state();
   std::fprintf(stderr, "[tagwire %d] MPI_Abort(%d) called; aborting the job\n",
-               state().engine ? state().engine->world_rank() : -1, errorcode);
+               st.engine ? st.engine->world_rank() : -1, errorcode);
   std::fflush(nullptr);  // every stream: the user's buffered output must not be lost
-  // A non-zero exit makes the launcher stop every other rank.
-  std::_Exit(errorcode == 0 ? 1 : errorcode);
+  // The launcher ends the others now and keeps the code; without one (or
+  // in a forked child, whose engine is the parent's) the exit says it.
+  if (st.engine != nullptr && ::getpid() == st.init_pid) {
+    st.engine->abort_job(code, "MPI_Abort(" + std::to_string(errorcode) + ") on rank " +
+                                   std::to_string(st.engine->world_rank()));
+  }
+  std::_Exit(code);
 }
 
 int MPI_Query_thread(int* provided) {
