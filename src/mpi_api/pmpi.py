@@ -4,9 +4,12 @@
 Every function mpi.h declares as MPI_X is also PMPI_X (MPI-3.1 §14.2):
 libtagwire_mpi.so defines PMPI_X as a second name of the same code (the
 linker's --defsym, meson.build), and mpi.h declares PMPI_X in a block this
-script writes from the MPI_X declarations above it.
+script writes from the MPI_X declarations above it. As in MPICH, MPI_X is
+the weak name and PMPI_X the strong one: every file of the library is
+compiled with `#pragma weak MPI_X` for each X (the header `weak` prints).
 
   pmpi.py names MPI_H   the X of every MPI_X declared (for meson.build)
+  pmpi.py weak MPI_H    a header of #pragma weak MPI_X lines (for meson.build)
   pmpi.py write MPI_H   rewrites the PMPI block of MPI_H
   pmpi.py check MPI_H   fails if the PMPI block is not what write would make
 """
@@ -61,6 +64,10 @@ def main():
     head, tail = split(text)
     if mode == "names":
         print("\n".join(name for name, _ in declarations(head)))
+        return 0
+    if mode == "weak":
+        print("/* Written by pmpi.py weak: every MPI_ name of mpi.h is weak, its PMPI_ twin strong. */")
+        print("\n".join(f"#pragma weak MPI_{name}" for name, _ in declarations(head)))
         return 0
     wanted = head + block(head) + tail
     if mode == "write":
