@@ -90,6 +90,9 @@ void AgentSendCancel::on_cancel_request(const Header& h) {
   // Taken with its data, or the sender's rkey: never read.
   auto taken = site_.cancel_matching().cancel_unexpected(h.context, h.source, h.request_id);
   std::uint8_t flags = 0;
+  TW_DEBUG("cancel", "rank " << h.origin << " asks to cancel its send " << h.request_id << ": "
+                             << (taken ? "granted (the message was not received)"
+                                       : "refused (received, or not here)"));
   if (taken) {
     on_taken(*taken);
     ++site_.cancel_counters().messages_cancelled;
@@ -110,6 +113,8 @@ void AgentSendCancel::on_cancel_reply(const Header& h) {
   }
   const bool cancelled = (h.flags & engine::kFlagCancelled) != 0;
   if (cancelled) ++site_.cancel_counters().sends_cancelled;
+  TW_DEBUG("cancel", "rank " << h.origin << " answered the cancel of send " << h.request_id << ": "
+                             << (cancelled ? "cancelled" : "too late, it was received"));
   conclude(r, cancelled);
 }
 

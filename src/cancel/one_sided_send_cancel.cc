@@ -205,6 +205,9 @@ void OneSidedSendCancel::on_slot_cancel_done(SlotCancel& op, const Status& s) {
     ++site_.cancel_counters().sends_cancelled;
     site_.cancel_defer_header(op.peer, op.notice);
   }
+  TW_DEBUG("cancel", "compare-and-swap on rank "
+                         << op.peer << "'s slot descriptor for send " << op.request_id << ": "
+                         << (cancelled ? "cancelled" : "too late, it was matched"));
   Request* r = site_.cancel_find(op.request_id);
   if (r == nullptr || r->kind != RequestKind::kSend || !r->awaits(kCancelAnswer)) return;
   conclude(r, cancelled);

@@ -1,7 +1,10 @@
 #include "common/log.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 
 namespace tagwire::log {
@@ -17,6 +20,30 @@ std::mutex g_write_mutex;  // keeps lines from different threads whole
 
 void stderr_sink(std::string_view line) {
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+// The host's short name, read once (it does not change under a job).
+const std::string& host_name() {
+  static const std::string name = [] {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof(buf) - 1) != 0) return std::string("?");
+    std::string n(buf);
+    return n.substr(0, n.find('.'));
+  }();
+  return name;
+}
+
+// "17:55:01.123456", local wall-clock time: lines of several ranks and
+// hosts (and the launcher's, and Slurm's) can be put in one order.
+std::string time_of_day() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  tm local{};
+  ::localtime_r(&now.tv_sec, &local);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%06ld", local.tm_hour, local.tm_min, local.tm_sec,
+                now.tv_nsec / 1000);
+  return buf;
 }
 }  // namespace
 
@@ -60,12 +87,21 @@ void set_sink(Sink sink) {
   g_sink.store(sink, std::memory_order_release);
 }
 
+// "[tagwire 3 node7:41213 17:55:01.123456] warn engine: ...": the rank
+// (once known), where (host and pid: a log gathered from a cluster, a
+// forked child), and when.
 void write(Level level, std::string_view component, std::string_view message) {
   std::string line = "[tagwire";
   if (int rank = g_rank.load(std::memory_order_relaxed); rank >= 0) {
     line += ' ';
     line += std::to_string(rank);
   }
+  line += ' ';
+  line += host_name();
+  line += ':';
+  line += std::to_string(::getpid());
+  line += ' ';
+  line += time_of_day();
   line += "] ";
   line += level_name(level);
   line += ' ';

@@ -1,7 +1,16 @@
 // Leveled logging to stderr, one line per call, safe from any thread.
+// Each line: "[tagwire RANK HOST:PID HH:MM:SS.micro] level component: text".
 //
 // Messages are built only when their level is enabled, so a disabled
-// TW_LOG in a hot path costs one relaxed atomic load.
+// TW_LOG in a hot path costs one relaxed atomic load. What each level says:
+//   error, warn  something failed or will not work as asked (default: warn)
+//   info         once per process: what was chosen (transport, device,
+//                threads, tag matching) and end-of-run summaries
+//   debug        per connection and per protocol event that is not per
+//                message: connections made, cancels asked and answered,
+//                peers found dead
+//   trace        per message: each send's protocol (eager, rendezvous),
+//                each arrival (matched, unexpected), each rendezvous read
 #pragma once
 
 #include <atomic>
@@ -21,7 +30,7 @@ void set_level(Level level);
 Level level();
 inline bool enabled(Level l);
 
-// Rank shown in every line once known ("[tagwire 3] ..."); -1 hides it.
+// Rank shown in every line once known ("[tagwire 3 ...] ..."); -1 hides it.
 void set_rank(int rank);
 
 // Where lines go; defaults to stderr. Tests capture output through this.
@@ -53,3 +62,4 @@ inline bool enabled(Level l) {
 #define TW_WARN(component, expr) TW_LOG(::tagwire::log::Level::kWarn, component, expr)
 #define TW_INFO(component, expr) TW_LOG(::tagwire::log::Level::kInfo, component, expr)
 #define TW_DEBUG(component, expr) TW_LOG(::tagwire::log::Level::kDebug, component, expr)
+#define TW_TRACE(component, expr) TW_LOG(::tagwire::log::Level::kTrace, component, expr)

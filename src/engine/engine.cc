@@ -491,6 +491,10 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
     h.slot_expected = static_cast<std::uint32_t>(r->slot->expected);
   }
   if (slot_out != nullptr) *slot_out = r->slot;
+  TW_TRACE("engine", "send " << r->id << " to rank " << world_dest << " (context " << h.context
+                             << ", tag " << h.tag << ", " << r->bytes
+                             << " B): " << (h.type == MessageType::kEager ? "eager" : "rendezvous")
+                             << (r->mode == SendMode::kSynchronous ? ", synchronous" : ""));
   encode_into(h, &r->header);
   // With the NIC's tag matching, an envelope that fits the NIC's tag goes
   // tagged, so that the receiver's NIC can match it (and counts it if not).
@@ -616,10 +620,18 @@ Status Engine::cancel(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "cancel of a null request"};
   std::lock_guard lock(mutex_);
   if (!r->active()) return Status::ok();  // nothing under way: reports not cancelled
-  if (r->kind == RequestKind::kSend) return send_cancel_->cancel(r);
+  if (r->kind == RequestKind::kSend) {
+    TW_DEBUG("cancel", "cancel of send " << r->id << " (tag " << r->tag << ", " << r->bytes
+                                         << " B) asked, by " << send_cancel_->name());
+    return send_cancel_->cancel(r);
+  }
   if (r->complete()) return Status::ok();
   // Else a message took it, or the NIC's answer to the DEL decides.
-  if (withdraw_receive(r, Status::ok())) complete_withdrawn(r, Status::ok());
+  const bool withdrawn = withdraw_receive(r, Status::ok());
+  TW_DEBUG("cancel", "cancel of receive "
+                         << r->id << " (source " << r->peer << ", tag " << r->tag
+                         << "): " << (withdrawn ? "cancelled" : "a message took it first"));
+  if (withdrawn) complete_withdrawn(r, Status::ok());
   return Status::ok();
 }
 
@@ -824,6 +836,10 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
   auto arrival = how == Arrival::kUntagged ? matching_.matcher().on_untagged(incoming)
                                            : matching_.matcher().on_unexpected(
                                                  incoming, how == Arrival::kTaggedSyncRequested);
+  TW_TRACE("engine", (h.type == MessageType::kEager ? "eager" : "rendezvous offer")
+                         << " from rank " << h.origin << " (context " << h.context << ", tag "
+                         << h.tag << ", " << h.length << " B, id " << h.request_id
+                         << "): " << (arrival.matched ? "matched a posted receive" : "unexpected"));
   if (arrival.matched && h.type == MessageType::kEager) {
     // An expected eager message (the common case): copied straight from
     // the transport's buffer, no PendingMessage made.

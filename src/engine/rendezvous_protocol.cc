@@ -1,5 +1,7 @@
 #include "engine/rendezvous_protocol.h"
 
+#include "common/log.h"
+
 #include <memory>
 #include <utility>
 
@@ -37,6 +39,8 @@ void RendezvousProtocol::read(Request* r, transport::Completion done) {
     read_done(r, Status::ok());
     return;
   }
+  TW_TRACE("engine", "rendezvous: reading " << r->status.count << " B of send "
+                                            << m.sender_request_id << " from rank " << m.origin);
   auto issued = site_.protocol_transport().read(
       m.origin, {static_cast<std::uint8_t*>(r->buffer), r->status.count}, m.remote_address, m.data,
       done);
@@ -48,6 +52,10 @@ void RendezvousProtocol::read(Request* r, transport::Completion done) {
 }
 
 void RendezvousProtocol::read_done(Request* r, const Status& s) {
+  TW_TRACE("engine", "rendezvous: read of send "
+                         << r->rendezvous->sender_request_id << " from rank "
+                         << r->rendezvous->origin
+                         << " done: " << (s.is_ok() ? "ok" : s.to_string()));
   if (!s.is_ok()) site_.protocol_fail(r, s);
   // FIN even after a failed read: the sender must not wait forever.
   site_.protocol_send_control(r->rendezvous->origin, MessageType::kFin,
