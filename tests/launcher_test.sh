@@ -5,12 +5,15 @@
 #   process without the job key is refused by the bootstrap.
 #   and an MPI error under MPI_ERRORS_ARE_FATAL stops the job loudly.
 #   MPI_Abort's code is the job's status, every time.
-# Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH MPI_FATAL_ERROR MPI_ABORT
+#   A deadlocked job says what each rank waits for: on --timeout, and on
+#   SIGUSR1 at any time.
+# Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH MPI_FATAL_ERROR MPI_ABORT MPI_DEADLOCK
 set -uo pipefail
 run=$1
 bench=$2
 fatal=$3
 abort=$4
+deadlock=$5
 failures=0
 passes=0
 check() {  # check NAME EXPECTED ACTUAL
@@ -102,6 +105,29 @@ for i in 1 2 3 4 5; do
   "$run" -n 4 --timeout 60 "$abort" >/dev/null 2>&1; check "MPI_Abort's code, run $i" 7 $?
 done
 "$run" -n 2 --timeout 60 "$abort" 0 >/dev/null 2>&1; check "MPI_Abort with 0 still fails the job" 1 $?
+
+# A deadlock: --timeout makes every rank list its pending operations first.
+for transport in shm ucx; do
+  out=$(TAGWIRE_TRANSPORT=$transport UCX_TLS=sm,self "$run" -n 2 --timeout 2 "$deadlock" 2>&1)
+  check "deadlock under --timeout ($transport): 124" 124 $?
+  check "rank 0 lists its two operations ($transport)" 1 "$(grep -c '\[tagwire 0 .*\] warn pending: 2 operations pending:' <<<"$out")"
+  check "the receive: peer, tag, bytes, age ($transport)" 1 \
+    "$(grep -cE '^  receive from rank 1 \(world 1\), tag 42, context [0-9]+, 16 B, for [0-9.]+ s: posted' <<<"$out")"
+  check "the synchronous send waits for its match ($transport)" 1 \
+    "$(grep -cE '^  ssend to rank 1 \(world 1\), tag 7, .*4 B, .*waiting for the receiver to match it' <<<"$out")"
+  check "rank 1's blocking receive ($transport)" 1 "$(grep -cE '^  blocking receive from rank 0, tag 99' <<<"$out")"
+done
+# SIGUSR1 at any time, the job running on.
+report=$(mktemp)
+TAGWIRE_TRANSPORT=shm "$run" -n 2 --timeout 60 "$deadlock" >"$report" 2>&1 &
+launcher=$!
+sleep 1.5
+pkill -USR1 -f "^$deadlock\$" || true
+sleep 1
+check "SIGUSR1: both ranks report" 2 "$(grep -c 'warn pending: [0-9]* operations\? pending' "$report")"
+kill -0 $launcher 2>/dev/null; check "SIGUSR1: the job runs on" 0 $?
+kill -INT $launcher; wait $launcher 2>/dev/null
+rm -f "$report"
 
 echo "launcher: $passes passed, $failures failed"
 exit $((failures > 0))

@@ -61,7 +61,9 @@ void usage(FILE* out) {
                "usage: tagwire-run -n N [options] [--] program [args...]\n\n"
                "Start N ranks of program on this machine, with Tagwire's bootstrap.\n\n"
                "  -n, --np N          number of ranks (1..4096)\n"
-               "  --timeout SECONDS   kill the job after this long (exit status 124)\n"
+               "  --timeout SECONDS   stop the job after this long (exit status 124); each\n"
+               "                      rank first prints its pending operations (SIGUSR1,\n"
+               "                      which also does it at any time: kill -USR1 PID)\n"
                "  --tag-output        prefix every output line with [rank]\n"
                "  --bind-to core|none  core (default): rank i runs on the i-th CPU this\n"
                "                      launcher may use (modulo their number), as Open MPI\n"
@@ -500,6 +502,9 @@ class Launcher {
           what = "exited with status " + std::to_string(code);
         }
         const std::string who = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") ";
+        // Once timed out, a rank that dies of the report signal (a program
+        // that is not Tagwire's) is part of stopping, not a failure of its own.
+        if (reporting_) continue;
         if (code != 0 && !stopping_ && WIFSIGNALED(status) &&
             joined_.count(static_cast<int>(r)) != 0) {
           rank_died(static_cast<int>(r), code, who + what);
@@ -556,9 +561,21 @@ class Launcher {
 
   void check_deadlines() {
     auto now = Clock::now();
-    if (!stopping_ && o_.timeout_seconds > 0 &&
+    if (!stopping_ && !reporting_ && o_.timeout_seconds > 0 &&
         now - start_ > std::chrono::duration<double>(o_.timeout_seconds)) {
-      fail(-1, 124, "timeout after " + std::to_string(o_.timeout_seconds) + " s");
+      // First every rank says what it waits for (SIGUSR1: its pending
+      // operations), then the job stops.
+      std::fprintf(stderr, "tagwire-run: timeout after %g s; the ranks' pending operations:\n",
+                   o_.timeout_seconds);
+      reporting_ = true;
+      if (dead_.empty()) exit_status_ = 124;  // also if every rank is gone by the deadline
+      if (pgid_ > 0) ::kill(-pgid_, SIGUSR1);
+      report_deadline_ = now + std::chrono::seconds(1);
+    }
+    if (!stopping_ && reporting_ && now > report_deadline_) {
+      char after[64];
+      std::snprintf(after, sizeof(after), "timeout after %g s", o_.timeout_seconds);
+      fail(-1, 124, after);
     }
     if (!stopping_ && !dead_.empty() && running_ > 0 && now > grace_deadline_) {
       fail(-1, exit_status_,
@@ -590,8 +607,9 @@ class Launcher {
   bool stopping_ = false;
   std::vector<int> cpus_;  // the CPUs this launcher may use, in order
   int exit_status_ = 0;
-  std::set<int> dead_;  // ranks killed by a signal after joining
-  Clock::time_point start_, kill_deadline_, grace_deadline_;
+  std::set<int> dead_;      // ranks killed by a signal after joining
+  bool reporting_ = false;  // timed out: the ranks were asked for their pending operations
+  Clock::time_point start_, kill_deadline_, grace_deadline_, report_deadline_;
 };
 
 }  // namespace

@@ -457,6 +457,7 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
 
 [[gnu::always_inline]] inline bool Engine::begin_operation(Request* r) {
   r->set_phase(RequestPhase::kRunning);
+  r->started_ms = clock_ms_.load(std::memory_order_relaxed);
   r->awaiting = 0;
   r->remote_matched = false;
   r->status = MessageStatus{};

@@ -130,6 +130,12 @@ class Engine final : public transport::Receiver,
   const transport::Capabilities& transport_capabilities() const { return caps_; }
   bool transport_connects_on_first_use() const { return transport_->connects_on_first_use(); }
   std::string_view bootstrap_kind() const { return bootstrap_->kind(); }
+  // The operations under way, a line each (kind, peer, tag, communicator,
+  // bytes, age, what it waits for): what a hung rank prints on SIGUSR1.
+  std::string pending_report();
+  // Asks every engine of this process for its report at its next look
+  // around (async-signal-safe: a signal handler calls it).
+  static void ask_for_pending_report();
   // MPI_Abort: asks the launcher to end the job with `code` (the caller
   // exits with it next).
   void abort_job(int code, std::string_view why) { bootstrap_->abort(code, why); }
@@ -295,7 +301,7 @@ class Engine final : public transport::Receiver,
   // transport's poll per turn, not four calls (they were half of each
   // turn's instructions in an 8-byte ping-pong).
   [[gnu::always_inline]] unsigned progress_locked() {
-    if (++failure_poll_ticks_ >= kFailurePollTicks) watch_failures();
+    if (++failure_poll_ticks_ >= kFailurePollTicks) look_around();
     unsigned n = transport_->progress();
     flush_nic_ops();  // DELs for receives software matched to untagged messages
     if (!deferred_.empty()) run_deferred();
@@ -327,6 +333,11 @@ class Engine final : public transport::Receiver,
     }
   }
   void watch_failures();
+  // Every kFailurePollTicks polls: dead peers, the coarse clock, and a
+  // pending-operations report if one was asked for (pending_report.cc).
+  void look_around();
+  void tick_clock();
+  void report_pending_if_asked();
   // `why`: the transport's reason (ok: the launcher reported it dead).
   void on_peer_failed(int world_rank, const Status& why = Status::ok());
   bool is_dead(int world_rank) const { return dead_peers_.contains(world_rank); }
@@ -561,6 +572,12 @@ class Engine final : public transport::Receiver,
   // The registration of a pinned region holding [address, address+bytes).
   const transport::Registration* pinned_for(const void* address, std::size_t bytes) const;
   unsigned failure_poll_ticks_ = 0;
+  // Milliseconds since the engine started, brought up to date at most
+  // every 10 ms while the library polls and at each wake of a helper
+  // thread: requests are stamped with it (no clock read per message), so a
+  // report's ages are as good as that.
+  std::atomic<std::uint32_t> clock_ms_{0};
+  std::chrono::steady_clock::time_point clock_start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_failure_poll_{};
 
   mutable EngineLock mutex_;

@@ -75,6 +75,8 @@ void Engine::helper_thread_main(HelperMode mode, const Result<Topology>& topolog
     }
     // Serve until there is nothing to do or the application comes back.
     ++counters_.helper_entries;
+    tick_clock();
+    report_pending_if_asked();  // a rank that computes still answers SIGUSR1
     unsigned progressed = 0;
     do {
       progressed = progress_locked();

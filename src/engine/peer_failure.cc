@@ -31,6 +31,12 @@ void Engine::watch_failures() {
   for (int rank : bootstrap_->take_failed_ranks()) on_peer_failed(rank);
 }
 
+void Engine::look_around() {
+  watch_failures();
+  tick_clock();
+  report_pending_if_asked();
+}
+
 // Whether `r` cannot finish without world rank `dead`.
 static bool depends_on(const Request& r, int dead) {
   if (r.peer == kProcNull || r.comm == nullptr) return false;

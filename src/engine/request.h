@@ -19,7 +19,7 @@ namespace tagwire::engine {
 
 class Communicator;
 
-enum class SendMode { kStandard, kSynchronous, kReady, kBuffered };
+enum class SendMode : std::uint8_t { kStandard, kSynchronous, kReady, kBuffered };
 
 inline constexpr int kProcNull = -2;  // MPI_PROC_NULL
 
@@ -67,7 +67,7 @@ struct PendingMessage {
   std::uint32_t slot_expected = 0;
 };
 
-enum class RequestKind { kSend, kReceive };
+enum class RequestKind : std::uint8_t { kSend, kReceive };
 
 // Where a request's operation is. Start: kInactive -> kRunning (a PROC_NULL
 // one straight to kComplete). Completion (Engine::maybe_complete) moves
@@ -99,6 +99,9 @@ struct Request {
   // Its MPI handle is the application's (Engine::hand_out): only such a
   // request is found by handle, never an engine-internal one.
   bool handed_out = false;
+  // When the operation started, in the engine's coarse clock (Engine::
+  // clock_ms_): the age a pending-operations report gives.
+  std::uint32_t started_ms = 0;
   // Arguments (kept for persistent restarts).
   void* buffer = nullptr;
   std::size_t bytes = 0;

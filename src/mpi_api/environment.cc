@@ -1,4 +1,5 @@
 // MPI environment and error handling.
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +14,28 @@
 
 using namespace tagwire;
 using namespace tagwire::mpi;
+
+namespace {
+
+void on_report_signal(int /*signal*/) {
+  engine::Engine::ask_for_pending_report();
+}
+
+// SIGUSR1 makes every rank print its pending operations (kill -USR1, or
+// tagwire-run when --timeout fires): SIGUSR1 would otherwise end the
+// process. A program that handles SIGUSR1 itself keeps it.
+void take_report_signal() {
+  struct sigaction old {};
+  if (::sigaction(SIGUSR1, nullptr, &old) != 0) return;
+  if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) return;
+  struct sigaction report {};
+  report.sa_handler = on_report_signal;
+  report.sa_flags = SA_RESTART;
+  ::sigemptyset(&report.sa_mask);
+  (void)::sigaction(SIGUSR1, &report, nullptr);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -29,6 +52,7 @@ int MPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided
   }
   st.engine = std::move(engine).value();
   st.init_pid = ::getpid();
+  take_report_signal();
   st.world.comm = st.engine->world();
   st.self.comm = st.engine->self();
   st.initialized = true;
