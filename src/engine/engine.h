@@ -333,6 +333,9 @@ class Engine final : public transport::Receiver,
     }
   }
   void watch_failures();
+  [[gnu::cold, gnu::noinline]] static void trace_send(const Request& r, const Header& h,
+                                                      int world_dest);
+  [[gnu::cold, gnu::noinline]] static void trace_arrival(const Header& h, bool matched);
   // Every kFailurePollTicks polls: dead peers, the coarse clock, and a
   // pending-operations report if one was asked for (pending_report.cc).
   void look_around();

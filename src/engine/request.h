@@ -19,7 +19,7 @@ namespace tagwire::engine {
 
 class Communicator;
 
-enum class SendMode : std::uint8_t { kStandard, kSynchronous, kReady, kBuffered };
+enum class SendMode { kStandard, kSynchronous, kReady, kBuffered };
 
 inline constexpr int kProcNull = -2;  // MPI_PROC_NULL
 
@@ -67,7 +67,7 @@ struct PendingMessage {
   std::uint32_t slot_expected = 0;
 };
 
-enum class RequestKind : std::uint8_t { kSend, kReceive };
+enum class RequestKind { kSend, kReceive };
 
 // Where a request's operation is. Start: kInactive -> kRunning (a PROC_NULL
 // one straight to kComplete). Completion (Engine::maybe_complete) moves
@@ -99,9 +99,6 @@ struct Request {
   // Its MPI handle is the application's (Engine::hand_out): only such a
   // request is found by handle, never an engine-internal one.
   bool handed_out = false;
-  // When the operation started, in the engine's coarse clock (Engine::
-  // clock_ms_): the age a pending-operations report gives.
-  std::uint32_t started_ms = 0;
   // Arguments (kept for persistent restarts).
   void* buffer = nullptr;
   std::size_t bytes = 0;
@@ -114,6 +111,9 @@ struct Request {
   // An outcome known before completion: the receiver answered FIN or
   // SYNC_ACK, so the message was received and a cancel is not even asked.
   bool remote_matched = false;
+  // When the operation started, in the engine's coarse clock (Engine::
+  // clock_ms_): the age a pending-operations report gives.
+  std::uint32_t started_ms = 0;
   MessageStatus status;
   std::uint64_t id = 0;  // name on the wire (RequestTable)
   // Send: the header in flight. Left unset by the constructor (58 bytes a
