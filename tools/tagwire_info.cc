@@ -4,6 +4,8 @@
 //   tagwire-info              version, build, launcher and transport here,
 //                             every setting (default, current, description)
 //   tagwire-info --settings   NAME=value, one a line, for scripts
+//   tagwire-info --markdown   the settings as README's table (a test checks
+//                             README's copy against it)
 //   tagwire-info --version
 //
 // The settings are the layers' own tables (engine, each built transport,
@@ -34,6 +36,7 @@ void usage(FILE* out) {
                "TAGWIRE_* setting with its default, its value in this environment and what\n"
                "it does. Exits 1 if a TAGWIRE_* variable here is one MPI_Init would refuse.\n\n"
                "  --settings   only the settings, NAME=value a line (the value in effect)\n"
+               "  --markdown   the settings as a Markdown table (name, default, description)\n"
                "  --version    the version\n"
                "  -h, --help   this text\n");
 }
@@ -61,6 +64,7 @@ std::string chosen_transport(const std::string& wanted, bool one_host) {
 
 int main(int argc, char** argv) {
   bool settings_only = false;
+  bool markdown = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -71,6 +75,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--settings" || a == "-c") {
       settings_only = true;
+    } else if (a == "--markdown") {
+      markdown = true;
     } else {
       std::fprintf(stderr, "tagwire-info: unknown option %s (see tagwire-info --help)\n", argv[i]);
       return 2;
@@ -87,6 +93,17 @@ int main(int argc, char** argv) {
   }
   const Settings& settings = config->settings;
 
+  if (markdown) {
+    std::printf("| variable | default | what it does |\n|---|---|---|\n");
+    for (SettingTable table : tables) {
+      for (const SettingInfo* info : table) {
+        std::printf("| `%s` | %s | %s |\n", text(info->name).c_str(),
+                    info->default_text.empty() ? "-" : ("`" + text(info->default_text) + "`").c_str(),
+                    text(info->description).c_str());
+      }
+    }
+    return 0;
+  }
   if (settings_only) {
     for (SettingTable table : tables) {
       for (const SettingInfo* info : table) {

@@ -1,4 +1,4 @@
-/* Tagwire's MPI C API: the subset this build implements (see README).
+/* Tagwire's MPI C API: the subset this build implements (README, "MPI coverage").
  * Handles are ints, as in MPICH, so that Fortran conversion is the
  * identity and handles compare with ==. */
 #ifndef TAGWIRE_MPI_H

@@ -15,7 +15,7 @@
 //
 // The QPs are made at start-up and connected through the QP exchange: under
 // rdma_cm the two extra QPs per peer would have to travel in the
-// connection's private data, which is not built (README).
+// connection's private data, which is not built (docs/matching.md).
 // Single-threaded, like the transport.
 #pragma once
 

@@ -5,7 +5,7 @@
 // SENDs with a TMH, the SRQ's registered buffers, the NicMatchingPort, the
 // engine's book. Ranks are threads of this process, each with its own
 // device context, transport and engine. On a ConnectX-5+ the same job runs
-// over the device's own TM-SRQ (TAGWIRE_TEST_TM_HARDWARE=1, see README).
+// over the device's own TM-SRQ (TAGWIRE_TEST_TM_HARDWARE=1, see docs/matching.md).
 #include <gtest/gtest.h>
 #include <poll.h>
 
