@@ -97,9 +97,10 @@ int main(int argc, char** argv) {
     std::printf("| variable | default | what it does |\n|---|---|---|\n");
     for (SettingTable table : tables) {
       for (const SettingInfo* info : table) {
-        std::printf("| `%s` | %s | %s |\n", text(info->name).c_str(),
-                    info->default_text.empty() ? "-" : ("`" + text(info->default_text) + "`").c_str(),
-                    text(info->description).c_str());
+        std::printf(
+            "| `%s` | %s | %s |\n", text(info->name).c_str(),
+            info->default_text.empty() ? "-" : ("`" + text(info->default_text) + "`").c_str(),
+            text(info->description).c_str());
       }
     }
     return 0;

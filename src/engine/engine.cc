@@ -819,7 +819,44 @@ void Engine::on_message(std::span<const std::uint8_t> header,
     case MessageType::kCancelReply:
       send_cancel_->on_cancel_reply(*decoded);
       break;
+    case MessageType::kAbort:
+      on_abort(*decoded);
+      break;
   }
+}
+
+// A peer called MPI_Abort: this rank ends too, with the same code, so that
+// the job's status is the code whatever the launcher makes of the exits
+// (Slurm's PMI-2 abort carries none). From any thread: the cancel agent
+// takes it while the application computes.
+void Engine::on_abort(const Header& h) {
+  const int code = static_cast<int>(h.request_id & 0xff);
+  std::fprintf(stderr, "[tagwire %d] rank %d called MPI_Abort(%d); this rank ends too\n",
+               world_->rank(), h.origin, code);
+  std::fflush(nullptr);  // the application's buffered output is not lost
+  std::_Exit(code == 0 ? 1 : code);
+}
+
+void Engine::abort_job(int code, std::string_view why) {
+  {
+    std::lock_guard lock(mutex_);
+    // Every live peer is told first (woken if it sleeps), and the messages
+    // are given up to 100 ms to leave; the launcher's abort is the backstop
+    // for a peer they do not reach.
+    Header h;
+    h.type = MessageType::kAbort;
+    h.request_id = static_cast<std::uint64_t>(code & 0xff);
+    for (int peer = 0; peer < world_->size(); ++peer) {
+      if (peer == world_->rank() || is_dead(peer)) continue;
+      Header out = h;
+      out.job_token = limits_.job_token;
+      out.origin = world_->rank();
+      (void)send_untagged(peer, encode(out), {}, {}, transport::Delivery::kWake);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    while (std::chrono::steady_clock::now() < deadline) transport_->progress();
+  }
+  bootstrap_->abort(code, why);
 }
 
 PendingMessage Engine::pending_from(const Header& h, bool with_slot) {

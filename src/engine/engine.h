@@ -136,9 +136,9 @@ class Engine final : public transport::Receiver,
   // Asks every engine of this process for its report at its next look
   // around (async-signal-safe: a signal handler calls it).
   static void ask_for_pending_report();
-  // MPI_Abort: asks the launcher to end the job with `code` (the caller
-  // exits with it next).
-  void abort_job(int code, std::string_view why) { bootstrap_->abort(code, why); }
+  // MPI_Abort: every peer is told to end with `code` (a kAbort message),
+  // then the launcher is asked to end the job; the caller exits next.
+  void abort_job(int code, std::string_view why);
   // Bytes of this rank's transport address: every rank keeps one per rank
   // of the job, so the address table grows with the job.
   std::size_t address_bytes() const { return address_bytes_; }
@@ -333,6 +333,7 @@ class Engine final : public transport::Receiver,
     }
   }
   void watch_failures();
+  [[noreturn]] void on_abort(const Header& h);
   [[gnu::cold, gnu::noinline]] static void trace_send(const Request& r, const Header& h,
                                                       int world_dest);
   [[gnu::cold, gnu::noinline]] static void trace_arrival(const Header& h, bool matched);

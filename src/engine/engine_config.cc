@@ -52,10 +52,10 @@ constexpr SettingInfo kProgressThread{"TAGWIRE_PROGRESS_THREAD",
 constexpr SettingInfo kCancelAgent{
     "TAGWIRE_CANCEL_AGENT", "a thread answers send cancels while the application is away (1 0)",
     "1", check_with<parse_bool>};
-constexpr SettingInfo kPeerTimeout{"TAGWIRE_PEER_TIMEOUT",
-                                   "reserved: checked, but no code acts on it yet (a silent peer is not timed out)",
-                                   "10s",
-                                   check_with<parse_timeout>};
+constexpr SettingInfo kPeerTimeout{
+    "TAGWIRE_PEER_TIMEOUT",
+    "reserved: checked, but no code acts on it yet (a silent peer is not timed out)", "10s",
+    check_with<parse_timeout>};
 
 constexpr const SettingInfo* kTable[] = {&kEagerThreshold, &kLogLevel,    &kTransport,
                                          &kProgressThread, &kCancelAgent, &kPeerTimeout};

@@ -24,6 +24,7 @@ std::uint8_t allowed_flags(MessageType type) {
       return kFlagCancelled;
     case MessageType::kFin:
     case MessageType::kSyncAck:
+    case MessageType::kAbort:
       return 0;
   }
   return 0;
@@ -64,7 +65,7 @@ Result<Header> decode(std::span<const std::uint8_t> bytes, std::span<const std::
   if (h.job_token != limits.job_token) return bad("job token does not match this job");
   auto type = static_cast<std::uint8_t>(h.type);
   if (type < static_cast<std::uint8_t>(MessageType::kEager) ||
-      type > static_cast<std::uint8_t>(MessageType::kCancelReply)) {
+      type > static_cast<std::uint8_t>(MessageType::kAbort)) {
     return bad("unknown message type " + std::to_string(type));
   }
   if ((h.flags & ~allowed_flags(h.type)) != 0) {

@@ -30,6 +30,7 @@ enum class MessageType : std::uint8_t {
   kSyncAck = 4,        // receiver matched a synchronous eager send
   kCancelRequest = 5,  // sender asks the receiver to cancel a send (cancel layer)
   kCancelReply = 6,    // receiver's answer: flags carry yes / no
+  kAbort = 7,          // the origin called MPI_Abort: end with the code in request_id
 };
 
 enum HeaderFlags : std::uint8_t {

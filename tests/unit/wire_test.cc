@@ -56,6 +56,27 @@ TEST(Wire, OtherTypesKeepTheFullHeader) {
   EXPECT_EQ(back->remote_address, rts.remote_address);
 }
 
+// MPI_Abort's message ends the receiving process, so only a clean one of
+// this job is taken: the code in request_id, no flags, no payload.
+TEST(Wire, AnAbortCarriesItsCodeAndNothingElse) {
+  Header abort = sample(MessageType::kAbort);
+  abort.request_id = 7;
+  auto back = decode(encode(abort), {}, kLimits);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(back->type, MessageType::kAbort);
+  EXPECT_EQ(back->request_id, 7u);
+  const std::uint8_t payload[1] = {1};
+  EXPECT_FALSE(decode(encode(abort), payload, kLimits).is_ok());
+  abort.flags = kFlagSync;
+  EXPECT_FALSE(decode(encode(abort), {}, kLimits).is_ok());
+  abort.flags = 0;
+  abort.job_token = kLimits.job_token + 1;
+  EXPECT_FALSE(decode(encode(abort), {}, kLimits).is_ok());
+  Header beyond = sample(MessageType::kAbort);
+  beyond.type = static_cast<MessageType>(static_cast<int>(MessageType::kAbort) + 1);
+  EXPECT_FALSE(decode(encode(beyond), {}, kLimits).is_ok());
+}
+
 TEST(Wire, ACompactHeaderMustBeEager) {
   Header fin = sample(MessageType::kFin);
   std::uint8_t bytes[sizeof(Header)];
