@@ -121,6 +121,7 @@ struct State {
 // state, some several times, and each ask tested the guard: about 20
 // instructions per 8-byte message at the receiver.
 extern State g_state;
+extern engine::Engine* g_engine_left_in_child;  // state.cc, State::~State
 [[gnu::always_inline]] inline State& state() {
   return g_state;
 }
