@@ -783,8 +783,10 @@ Status Engine::send_header(int world_peer, const Header& h) {
   out.job_token = limits_.job_token;
   out.origin = world_->rank();
   // A cancel request must reach the peer's cancel agent while its
-  // application computes (docs/architecture.md §4); everything else is polled for.
-  const bool wake = h.type == MessageType::kCancelRequest && (h.flags & kFlagCancelled) == 0;
+  // application computes (docs/architecture.md §4), and so must an abort;
+  // everything else is polled for.
+  const bool wake = (h.type == MessageType::kCancelRequest && (h.flags & kFlagCancelled) == 0) ||
+                    h.type == MessageType::kAbort;
   auto issued = send_untagged(world_peer, encode(out), {}, {},
                               wake ? transport::Delivery::kWake : transport::Delivery::kPolled);
   return issued ? Status::ok() : issued.status();
@@ -847,11 +849,7 @@ void Engine::abort_job(int code, std::string_view why) {
     h.type = MessageType::kAbort;
     h.request_id = static_cast<std::uint64_t>(code & 0xff);
     for (int peer = 0; peer < world_->size(); ++peer) {
-      if (peer == world_->rank() || is_dead(peer)) continue;
-      Header out = h;
-      out.job_token = limits_.job_token;
-      out.origin = world_->rank();
-      (void)send_untagged(peer, encode(out), {}, {}, transport::Delivery::kWake);
+      if (peer != world_->rank() && !is_dead(peer)) (void)send_header(peer, h);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     while (std::chrono::steady_clock::now() < deadline) transport_->progress();
