@@ -14,16 +14,7 @@ bench=$2
 fatal=$3
 abort=$4
 deadlock=$5
-failures=0
-passes=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [[ "$2" == "$3" ]]; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: expected '$2', got '$3'"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/check.sh"
 
 "$run" -n 3 -- sh -c 'exit 0'; check "all ranks exit 0" 0 $?
 "$run" -n 3 -- sh -c '[ "$TAGWIRE_BOOT_RANK" = 2 ] && exit 7; sleep 30'; check "first failure's status" 7 $?

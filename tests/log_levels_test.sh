@@ -7,16 +7,7 @@
 set -uo pipefail
 run=$1
 program=$2
-failures=0
-passes=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [[ "$2" == "$3" ]]; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: expected '$2', got '$3'"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/check.sh"
 log_at() {  # log_at LEVEL: the run's Tagwire lines on stderr
   TAGWIRE_TRANSPORT=shm TAGWIRE_LOG_LEVEL=$1 "$run" -n 2 --timeout 120 "$program" 2>&1 >/dev/null |
     grep '^\[tagwire '

@@ -6,16 +6,7 @@
 set -uo pipefail
 info=$1
 run=$2
-failures=0
-passes=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [[ "$2" == "$3" ]]; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: expected '$2', got '$3'"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/check.sh"
 unset $(env | grep -o '^TAGWIRE_[A-Z_0-9]*' || true) SLURM_STEP_NUM_TASKS PMIX_RANK PMI_FD
 
 out=$("$info"); check "runs" 0 $?
