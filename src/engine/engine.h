@@ -332,7 +332,7 @@ class Engine final : public transport::Receiver,
       lock.lock();
     }
   }
-  void watch_failures();
+  void watch_failures(std::chrono::steady_clock::time_point now);
   [[noreturn]] void on_abort(const Header& h);
   [[gnu::cold, gnu::noinline]] static void trace_send(const Request& r, const Header& h,
                                                       int world_dest);
@@ -340,7 +340,7 @@ class Engine final : public transport::Receiver,
   // Every kFailurePollTicks polls: dead peers, the coarse clock, and a
   // pending-operations report if one was asked for (pending_report.cc).
   void look_around();
-  void tick_clock();
+  void tick_clock(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
   void report_pending_if_asked();
   // `why`: the transport's reason (ok: the launcher reported it dead).
   void on_peer_failed(int world_rank, const Status& why = Status::ok());

@@ -23,17 +23,17 @@ void Engine::on_peer_unreachable(int peer, const Status& why) {
   on_peer_failed(peer, why);
 }
 
-void Engine::watch_failures() {
+void Engine::watch_failures(std::chrono::steady_clock::time_point now) {
   failure_poll_ticks_ = 0;
-  const auto now = std::chrono::steady_clock::now();
   if (now - last_failure_poll_ < kFailurePollInterval) return;
   last_failure_poll_ = now;
   for (int rank : bootstrap_->take_failed_ranks()) on_peer_failed(rank);
 }
 
 void Engine::look_around() {
-  watch_failures();
-  tick_clock();
+  const auto now = std::chrono::steady_clock::now();  // one clock read for both
+  watch_failures(now);
+  tick_clock(now);
   report_pending_if_asked();
 }
 

@@ -46,8 +46,8 @@ void Engine::ask_for_pending_report() {
   g_report_asked.store(true, std::memory_order_relaxed);
 }
 
-void Engine::tick_clock() {
-  const auto elapsed = std::chrono::steady_clock::now() - clock_start_;
+void Engine::tick_clock(std::chrono::steady_clock::time_point now) {
+  const auto elapsed = now - clock_start_;
   clock_ms_.store(static_cast<std::uint32_t>(
                       std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()),
                   std::memory_order_relaxed);
