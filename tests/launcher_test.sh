@@ -7,13 +7,17 @@
 #   MPI_Abort's code is the job's status, every time.
 #   A deadlocked job says what each rank waits for: on --timeout, and on
 #   SIGUSR1 at any time.
+#   A rank that leaves without MPI_Finalize, or before MPI_Init, ends the
+#   job at once with its status; no barrier completes without it.
 # Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH MPI_FATAL_ERROR MPI_ABORT MPI_DEADLOCK
+#        MPI_NO_FINALIZE
 set -uo pipefail
 run=$1
 bench=$2
 fatal=$3
 abort=$4
 deadlock=$5
+no_finalize=$6
 source "$(dirname "$0")/check.sh"
 
 "$run" -n 3 -- sh -c 'exit 0'; check "all ranks exit 0" 0 $?
@@ -96,6 +100,29 @@ for i in 1 2 3 4 5; do
   "$run" -n 4 --timeout 60 "$abort" >/dev/null 2>&1; check "MPI_Abort's code, run $i" 7 $?
 done
 "$run" -n 2 --timeout 60 "$abort" 0 >/dev/null 2>&1; check "MPI_Abort with 0 still fails the job" 1 $?
+
+# Leaving without MPI_Finalize: rank 1 returns from main (or exits 3)
+# while the others are in a barrier. The job ends with its status (1 for a
+# return of 0), at once; the barrier never completes; no exit handler runs
+# a collective (it used to: the barrier completed and the job hung).
+for transport in shm ucx; do
+  start=$SECONDS
+  out=$(TAGWIRE_TRANSPORT=$transport UCX_TLS=sm,self "$run" -n 3 --timeout 60 "$no_finalize" 2>&1)
+  check "return without MPI_Finalize ($transport): status 1" 1 $?
+  check "... the barrier never completed ($transport)" 0 "$(grep -c 'passed a barrier' <<<"$out")"
+  check "... rank 1 says why ($transport)" 1 "$(grep -c '\[tagwire 1\] exited with status 0 without calling MPI_Finalize' <<<"$out")"
+  check "... the launcher names rank 1 ($transport)" 1 "$(grep -c 'tagwire-run: rank 1 ended the job with status 1' <<<"$out")"
+  check "... within 10 s ($transport)" 1 "$(((SECONDS - start) < 10))"
+done
+out=$("$run" -n 3 --timeout 60 "$no_finalize" 3 2>&1)
+check "exit(3) without MPI_Finalize: status 3" 3 $?
+check "... the barrier never completed" 0 "$(grep -c 'passed a barrier' <<<"$out")"
+# Leaving before MPI_Init (status 0): the others would wait in MPI_Init.
+start=$SECONDS
+out=$("$run" -n 3 --timeout 60 sh -c '[ "$TAGWIRE_BOOT_RANK" = 1 ] && exit 0; exec "$0"' "$no_finalize" 2>&1)
+check "exit before MPI_Init: status 1" 1 $?
+check "... the launcher says which rank" 1 "$(grep -c 'rank 1 exited (status 0) before MPI_Init' <<<"$out")"
+check "... within 10 s" 1 "$(((SECONDS - start) < 10))"
 
 # A deadlock: --timeout makes every rank list its pending operations first.
 for transport in shm ucx; do

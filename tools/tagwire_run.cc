@@ -395,6 +395,7 @@ class Launcher {
       joined_[c.rank] = fd;
       std::uint8_t ok = 1;
       (void)write_frame(fd, {&ok, 1});
+      stop_if_never_joined();
       return;
     }
     if (auto code = local_bootstrap::parse_abort(*frame, key_)) {
@@ -510,9 +511,24 @@ class Launcher {
           rank_died(static_cast<int>(r), code, who + what);
         } else if (code != 0 && !stopping_) {
           fail(static_cast<int>(r), code, who + what);
+        } else if (code == 0 && joined_.count(static_cast<int>(r)) == 0) {
+          // Gone without joining: fine for a program that is not MPI, but
+          // ranks that are in MPI_Init would wait for it for ever.
+          left_unjoined_.insert(static_cast<int>(r));
+          stop_if_never_joined();
         }
       }
     }
+  }
+
+  // A rank left (status 0) before joining while another rank joined, or
+  // joined after one left: the job can never start.
+  void stop_if_never_joined() {
+    if (stopping_ || left_unjoined_.empty() || joined_.empty()) return;
+    const int r = *left_unjoined_.begin();
+    fail(r, 1,
+         "rank " + std::to_string(r) + " exited (status 0) before MPI_Init while rank " +
+             std::to_string(joined_.begin()->first) + " is in it: the job cannot start");
   }
 
   // A rank that joined died by a signal: tell the others (their pending
@@ -544,7 +560,8 @@ class Launcher {
   void abort_job(int rank, int code) {
     if (stopping_) return;
     fail(rank, code,
-         "rank " + std::to_string(rank) + " called MPI_Abort with code " + std::to_string(code));
+         "rank " + std::to_string(rank) + " ended the job with status " + std::to_string(code) +
+             " (MPI_Abort, or an exit without MPI_Finalize)");
     exit_status_ = code;  // over a death seen first: the program said what it wants
   }
 
@@ -602,7 +619,8 @@ class Launcher {
   std::vector<std::uint8_t> key_;
   int listen_fd_ = -1;
   std::map<int, Client> clients_;
-  std::map<int, int> joined_;  // rank -> fd
+  std::map<int, int> joined_;    // rank -> fd
+  std::set<int> left_unjoined_;  // ranks that exited 0 without joining
   int round_parts_ = 0;
   bool stopping_ = false;
   std::vector<int> cpus_;  // the CPUs this launcher may use, in order

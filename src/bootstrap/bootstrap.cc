@@ -162,6 +162,7 @@ class LocalBootstrap final : public Bootstrap {
   void abort(int code, std::string_view /*why*/) override {
     (void)write_frame(fd_, make_abort(code, key_));
   }
+  bool abort_ends_every_rank() const override { return true; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::uint64_t job_token() const override { return token_; }

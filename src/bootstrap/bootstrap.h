@@ -47,6 +47,11 @@ class Bootstrap {
     (void)code;
     (void)why;
   }
+  // Whether abort() alone ends every rank with the code (tagwire-run: it
+  // reads the request and stops the job itself). Then the engine asks it
+  // first, so that the launcher names the rank that asked rather than the
+  // first peer the ABORT message ended.
+  virtual bool abort_ends_every_rank() const { return false; }
 };
 
 // Who started this process, read from its environment (the list above).

@@ -440,7 +440,13 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
   r->persistent = false;
   Status s = start_operation(r);
   if (!s.is_ok()) {
+    const bool peer_gone = s.code() == ErrorCode::kPeerFailed && kind == RequestKind::kSend;
+    const int world_peer = peer_gone ? comm->peer_world_rank(peer, collective) : -1;
     release_request(r);
+    // The transport found the peer gone before anyone told us (its first
+    // message, to a rank that died): everything else with it fails now
+    // too, not at the launcher's notice (which srun and mpirun never give).
+    if (peer_gone && !is_dead(world_peer)) on_peer_failed(world_peer, s);
     return s;
   }
   return r;
@@ -833,20 +839,31 @@ void Engine::on_message(std::span<const std::uint8_t> header,
 // takes it while the application computes.
 void Engine::on_abort(const Header& h) {
   const int code = static_cast<int>(h.request_id & 0xff);
-  std::fprintf(stderr, "[tagwire %d] rank %d called MPI_Abort(%d); this rank ends too\n",
-               world_->rank(), h.origin, code);
+  if ((h.flags & kFlagLeft) != 0) {
+    std::fprintf(stderr,
+                 "[tagwire %d] rank %d exited without MPI_Finalize; this rank ends too (status "
+                 "%d)\n",
+                 world_->rank(), h.origin, code == 0 ? 1 : code);
+  } else {
+    std::fprintf(stderr, "[tagwire %d] rank %d called MPI_Abort(%d); this rank ends too\n",
+                 world_->rank(), h.origin, code);
+  }
   std::fflush(nullptr);  // the application's buffered output is not lost
   std::_Exit(code == 0 ? 1 : code);
 }
 
-void Engine::abort_job(int code, std::string_view why) {
+void Engine::abort_job(int code, std::string_view why, bool left) {
+  const bool launcher_first = bootstrap_->abort_ends_every_rank();
+  if (launcher_first) bootstrap_->abort(code, why);
   {
     std::lock_guard lock(mutex_);
-    // Every live peer is told first (woken if it sleeps), and the messages
-    // are given up to 100 ms to leave; the launcher's abort is the backstop
-    // for a peer they do not reach.
+    // Every live peer is told (woken if it sleeps), and the messages are
+    // given up to 100 ms to leave; where the launcher does not end every
+    // rank itself, its abort comes after, the backstop for a peer they do
+    // not reach (Slurm's PMI-2 abort carries no code: the ranks' exits do).
     Header h;
     h.type = MessageType::kAbort;
+    h.flags = left ? kFlagLeft : 0;
     h.request_id = static_cast<std::uint64_t>(code & 0xff);
     for (int peer = 0; peer < world_->size(); ++peer) {
       if (peer != world_->rank() && !is_dead(peer)) (void)send_header(peer, h);
@@ -854,7 +871,7 @@ void Engine::abort_job(int code, std::string_view why) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     while (std::chrono::steady_clock::now() < deadline) transport_->progress();
   }
-  bootstrap_->abort(code, why);
+  if (!launcher_first) bootstrap_->abort(code, why);
 }
 
 PendingMessage Engine::pending_from(const Header& h, bool with_slot) {

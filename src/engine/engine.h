@@ -138,7 +138,9 @@ class Engine final : public transport::Receiver,
   static void ask_for_pending_report();
   // MPI_Abort: every peer is told to end with `code` (a kAbort message),
   // then the launcher is asked to end the job; the caller exits next.
-  void abort_job(int code, std::string_view why);
+  // `left`: not MPI_Abort but an exit without MPI_Finalize (what the
+  // peers say they end for).
+  void abort_job(int code, std::string_view why, bool left = false);
   // Bytes of this rank's transport address: every rank keeps one per rank
   // of the job, so the address table grows with the job.
   std::size_t address_bytes() const { return address_bytes_; }

@@ -22,9 +22,10 @@ std::uint8_t allowed_flags(MessageType type) {
     case MessageType::kCancelReply:
     case MessageType::kCancelRequest:
       return kFlagCancelled;
+    case MessageType::kAbort:
+      return kFlagLeft;
     case MessageType::kFin:
     case MessageType::kSyncAck:
-    case MessageType::kAbort:
       return 0;
   }
   return 0;

@@ -38,6 +38,7 @@ enum HeaderFlags : std::uint8_t {
   kFlagCancelled = 2,  // CANCEL_REPLY: yes, the message was cancelled;
                        // CANCEL_REQUEST: a notice that the sender's CAS
                        // cancelled it (one-sided): purge it, no reply
+  kFlagLeft = 4,       // ABORT: the origin exited without MPI_Finalize
 };
 
 struct Header {

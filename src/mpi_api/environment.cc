@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -35,6 +36,32 @@ void take_report_signal() {
   (void)::sigaction(SIGUSR1, &report, nullptr);
 }
 
+// A process that leaves (exit, or a return from main) after MPI_Init and
+// before MPI_Finalize ends the whole job at once, as MPI_Abort does: the
+// other ranks are told, so none waits for it, and the job's status is its
+// exit status (1 for 0: leaving without MPI_Finalize is a failure). No
+// collective runs here: finalizing from an exit handler made the others'
+// own barrier complete as if this rank had entered it. Registered at
+// MPI_Init with glibc's on_exit, which passes the status; it runs before
+// the library's static destructors, which therefore never see an engine
+// that was not finalized (a forked child's copy aside: State::~State).
+void on_exit_without_finalize(int status, void* /*unused*/) {
+  State& st = state();
+  if (!st.initialized || st.finalized || st.engine == nullptr || ::getpid() != st.init_pid) return;
+  const int code = (status & 0xff) == 0 ? 1 : status & 0xff;
+  const int rank = st.engine->world_rank();
+  std::fprintf(stderr,
+               "[tagwire %d] exited with status %d without calling MPI_Finalize; ending the job "
+               "with status %d\n",
+               rank, status, code);
+  std::fflush(nullptr);
+  st.engine->abort_job(code,
+                       "rank " + std::to_string(rank) + " exited with status " +
+                           std::to_string(status) + " without MPI_Finalize",
+                       /*left=*/true);
+  std::_Exit(code);
+}
+
 }  // namespace
 
 extern "C" {
@@ -53,6 +80,7 @@ int MPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided
   st.engine = std::move(engine).value();
   st.init_pid = ::getpid();
   take_report_signal();
+  (void)::on_exit(&on_exit_without_finalize, nullptr);
   st.world.comm = st.engine->world();
   st.self.comm = st.engine->self();
   st.initialized = true;
@@ -226,10 +254,10 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
       text = "message truncated";
       break;
     case MPI_ERR_OTHER:
-      text = "other error (see the message printed by Tagwire)";
+      text = "other error: a setting, a system call or the transport failed (Tagwire printed what)";
       break;
     case MPI_ERR_INTERN:
-      text = "internal error";
+      text = "internal error (Tagwire printed what)";
       break;
     case MPI_ERR_IN_STATUS:
       text = "error code is in status";

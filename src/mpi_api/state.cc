@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "common/log.h"
 #include "mpi_api/reduce_ops.h"
 
 #include <algorithm>
@@ -175,7 +176,16 @@ int report(MPI_Comm comm, const char* function, const Status& s) {
 
 int report_through(MPI_Errhandler handler, const char* function, const Status& s) {
   const int code = error_class(s);
-  if (handler == MPI_ERRORS_RETURN) return code;
+  if (handler == MPI_ERRORS_RETURN) {
+    // These two classes say nothing of what happened (a setting, a system
+    // or transport call, a bug), and the code the program gets is only the
+    // class: the message goes to stderr, so MPI_Error_string's "see the
+    // message printed by Tagwire" is true.
+    if (code == MPI_ERR_OTHER || code == MPI_ERR_INTERN) {
+      TW_WARN("mpi", function << " returns MPI error class " << code << ": " << s.to_string());
+    }
+    return code;
+  }
   int rank = state().engine ? state().engine->world_rank() : -1;
   std::fprintf(stderr, "[tagwire %d] %s failed: %s (MPI error class %d); aborting the job\n", rank,
                function, s.to_string().c_str(), code);

@@ -644,7 +644,19 @@ class ShmTransportImpl final : public transport::Transport {
     Peer& p = **found;
     if (p.producer.attached()) return &p;
     auto segment = SharedSegment::attach(p.address.name, p.address.segment_bytes);
-    if (!segment) return segment.status().with_context("reaching rank " + std::to_string(peer));
+    if (!segment) {
+      // A peer that died before our first message unlinked nothing, but
+      // the launcher (or its own cleanup) may have: its segment is gone
+      // because it is, and that is a dead peer, not a transport error.
+      if (process_exited(p.address.pid)) {
+        // (The engine hears of it from the launcher or the caller's error;
+        // telling it from here, inside a send it is starting, would fail
+        // that very request twice.)
+        p.dead = true;
+        return Status(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited");
+      }
+      return segment.status().with_context("reaching rank " + std::to_string(peer));
+    }
     p.segment = std::move(segment).value();
     const auto* header = reinterpret_cast<const SegmentHeader*>(p.segment.data());
     if (header->magic != kSegmentMagic || header->rank != peer) {

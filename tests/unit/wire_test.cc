@@ -57,7 +57,8 @@ TEST(Wire, OtherTypesKeepTheFullHeader) {
 }
 
 // MPI_Abort's message ends the receiving process, so only a clean one of
-// this job is taken: the code in request_id, no flags, no payload.
+// this job is taken: the code in request_id, no flag but kFlagLeft (an
+// exit without MPI_Finalize, not MPI_Abort), no payload.
 TEST(Wire, AnAbortCarriesItsCodeAndNothingElse) {
   Header abort = sample(MessageType::kAbort);
   abort.request_id = 7;
@@ -67,6 +68,10 @@ TEST(Wire, AnAbortCarriesItsCodeAndNothingElse) {
   EXPECT_EQ(back->request_id, 7u);
   const std::uint8_t payload[1] = {1};
   EXPECT_FALSE(decode(encode(abort), payload, kLimits).is_ok());
+  abort.flags = kFlagLeft;
+  auto left = decode(encode(abort), {}, kLimits);
+  ASSERT_TRUE(left.is_ok()) << left.status().to_string();
+  EXPECT_EQ(left->flags, kFlagLeft);
   abort.flags = kFlagSync;
   EXPECT_FALSE(decode(encode(abort), {}, kLimits).is_ok());
   abort.flags = 0;
