@@ -358,6 +358,10 @@ Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
 void Engine::release_request(Request* r) {
   requests_.remove(r->id);
   --counters_.live_requests;
+  if (r->abandoned && r->local_pending > 0) [[unlikely]] {
+    abandoned_.emplace_back(r);  // the transport may still complete into it
+    return;
+  }
   request_pool_.give(r);
 }
 
@@ -372,7 +376,9 @@ void Engine::note_error(Request* r, const Status& s) {
 }
 
 void Engine::complete_rest(Request* r) {
-  r->registration.reset();
+  // (An abandoned request's registration stays while the transport may
+  // still use it: it goes with the request.)
+  if (!r->abandoned || r->local_pending == 0) r->registration.reset();
   buffered_.release(r);
   if (r->user_freed) release_request(r);
 }
@@ -544,6 +550,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
 
 void Engine::on_send_done(void* ctx, const Status& s) {
   auto* r = static_cast<Request*>(ctx);
+  if (r->abandoned) return abandoned_op_done(r);
   if (!s.is_ok()) r->engine->note_error(r, s);
   --r->local_pending;
   r->engine->maybe_complete(r);
@@ -742,6 +749,7 @@ void Engine::protocol_defer_read(Request* r) {
 
 void Engine::on_read_done(void* ctx, const Status& s) {
   auto* r = static_cast<Request*>(ctx);
+  if (r->abandoned) return abandoned_op_done(r);
   r->engine->rendezvous_.read_done(r, s);
 }
 
@@ -1391,11 +1399,18 @@ Status Engine::barrier(Communicator* comm) {
   const int me = comm->rank();
   std::uint8_t out = 0;
   std::uint8_t in = 0;
+  Status first_failure;
   for (int d = 1; d < n; d <<= 1) {
-    TAGWIRE_RETURN_IF_ERROR(
-        exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}, kCollectiveTag));
+    Status s = exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}, kCollectiveTag);
+    if (s.is_ok()) continue;
+    if (s.code() != ErrorCode::kPeerFailed) return s;
+    // A round with a dead partner fails, and the rounds after it still
+    // run: a live rank waits in each round for a live one's signal, which
+    // must not be skipped (finalize with a dead rank let some ranks leave
+    // their barrier early, and a live rank waited for ever for one gone).
+    if (first_failure.is_ok()) first_failure = std::move(s);
   }
-  return Status::ok();
+  return first_failure;
 }
 
 // --------------------------------------------------------------- counters

@@ -524,12 +524,18 @@ class Engine final : public transport::Receiver,
   Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp, bool put);
   static void on_rma_done(void* ctx, const Status& s);
   static void on_send_done(void* ctx, const Status& s);
+  // A transport operation of an abandoned request came back at last.
+  static void abandoned_op_done(Request* r) { --r->local_pending; }
   static void on_read_done(void* ctx, const Status& s);
 
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
   bool one_host_ = false;         // every rank runs on this host
   transport::Capabilities caps_;  // what the transport's entry declares
+  // Released requests whose transport operations never came back (their
+  // peer died: Request::abandoned). Declared before transport_ so that
+  // they outlive it: its teardown may still complete those operations.
+  std::vector<std::unique_ptr<Request>> abandoned_;
   std::unique_ptr<transport::Transport> transport_;
   DecodeLimits limits_;
   std::unique_ptr<Communicator> world_;
@@ -618,7 +624,7 @@ inline Result<Request*> Engine::irecv(void* buffer, std::size_t bytes, int sourc
 }
 
 inline void Engine::maybe_complete(Request* r) {
-  if (r->complete() || r->local_pending > 0 || r->awaiting != 0) return;
+  if (r->complete() || (r->local_pending > 0 && !r->abandoned) || r->awaiting != 0) return;
   r->set_phase(RequestPhase::kComplete);
   if (r->registration || r->bsend_copy != nullptr || r->user_freed) complete_rest(r);
 }

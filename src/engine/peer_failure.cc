@@ -58,6 +58,7 @@ void Engine::on_peer_failed(int dead, const Status& why) {
   if (dead < 0 || dead >= world_->size() || dead == world_->rank()) return;
   if (!dead_peers_.add(dead, why)) return;
   ++counters_.peers_failed;
+  transport_->peer_failed(dead);
   const Status failed = peer_failed_status(dead);
   TW_WARN("engine", failed.message() << ": its pending operations fail");
   // A blocking receive waiting without a request (always on
@@ -76,6 +77,9 @@ void Engine::on_peer_failed(int dead, const Status& why) {
     }
     note_error(r, failed);
     r->stop_awaiting(kCancelAnswer);  // the reply will not come
+    // Transport operations with the dead rank may never come back: the
+    // request completes without them, and they find it abandoned.
+    if (r->local_pending > 0) r->abandoned = true;
     maybe_complete(r);
   });
 }

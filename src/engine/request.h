@@ -108,6 +108,13 @@ struct Request {
   bool collective = false;  // on the communicator's collective context (engine-internal)
   // Progress of the current operation.
   int local_pending = 0;  // transport operations not yet completed
+  // Its peer died with transport operations of it still in flight (a read
+  // from it, sends queued towards it), which a transport may never give
+  // back (UCX does not complete operations to a dead peer). The request
+  // completed without them (Engine::abandon_transport_ops): their late
+  // completions only count local_pending down, and once released it is
+  // kept, not reused, until the engine ends (Engine::abandoned_).
+  bool abandoned = false;
   // An outcome known before completion: the receiver answered FIN or
   // SYNC_ACK, so the message was received and a cancel is not even asked.
   bool remote_matched = false;

@@ -197,6 +197,11 @@ class Transport {
   // Flushes and closes every connection. Call after a job-wide barrier.
   virtual Status disconnect_all() = 0;
 
+  // The engine learned that `peer` died (the launcher said so, or an
+  // operation found it gone): nothing may wait for it any more, not even
+  // disconnect_all's flush of its connection.
+  virtual void peer_failed(PeerId peer) { (void)peer; }
+
   virtual TransportCounters counters() const = 0;
 
   // The NIC's tag matching, where the transport offers it and it is on

@@ -69,6 +69,10 @@ class UcxTransportImpl final : public transport::Transport {
         event_fd_(event_fd) {}
 
   ~UcxTransportImpl() override {
+    // From here UCX may still complete operations (a forced close cancels
+    // what was in flight, to a dead peer above all): their callbacks free
+    // them and tell nobody, for the engine's requests are gone.
+    closing_ = true;
     // Endpoints must go before the worker; a forced close needs no peer.
     for (auto& peer : peers_) {
       if (peer.ep == nullptr) continue;
@@ -78,6 +82,10 @@ class UcxTransportImpl final : public transport::Transport {
       (void)wait_request(ucp_ep_close_nbx(peer.ep, &param));
       peer.ep = nullptr;
     }
+    // The worker goes here, not after this body: its last callbacks must
+    // find this object whole. Its address is released first, with it.
+    address_ = WorkerAddress{};
+    worker_.reset();
     for (Operation* op : free_ops_) delete op;
   }
 
@@ -239,12 +247,20 @@ class UcxTransportImpl final : public transport::Transport {
     // disconnect_all or in the engine's progressing barrier after it.
     std::vector<ucs_status_ptr_t> closing;
     for (auto& peer : peers_) {
-      if (peer.ep == nullptr) continue;
+      // A dead peer's flush would wait the full 30 s: its endpoint is left
+      // to the destructor's forced close.
+      if (peer.ep == nullptr || peer.dead) continue;
       ucp_request_param_t param{};
       closing.push_back(ucp_ep_close_nbx(peer.ep, &param));
       peer.ep = nullptr;
     }
     return wait_requests(closing);
+  }
+
+  void peer_failed(PeerId peer) override {
+    if (peer >= 0 && static_cast<std::size_t>(peer) < peers_.size()) {
+      peers_[static_cast<std::size_t>(peer)].dead = true;
+    }
   }
 
   transport::TransportCounters counters() const override {
@@ -258,6 +274,7 @@ class UcxTransportImpl final : public transport::Transport {
   struct Peer {
     std::vector<std::uint8_t> address;
     ucp_ep_h ep = nullptr;
+    bool dead = false;  // peer_failed(): never flushed
   };
 
   // The endpoint to `peer`, created on first use.
@@ -337,6 +354,10 @@ class UcxTransportImpl final : public transport::Transport {
   static void on_send_done(void* request, ucs_status_t status, void* user_data) {
     auto* op = static_cast<Operation*>(user_data);
     ucp_request_free(request);
+    if (op->owner->closing_) {
+      delete op;
+      return;
+    }
     Completion done = op->done;
     op->owner->release_operation(op);
     done(status == UCS_OK ? Status::ok() : ucx_error("UCX operation", status));
@@ -410,6 +431,7 @@ class UcxTransportImpl final : public transport::Transport {
   std::vector<Peer> peers_;
   transport::Receiver* receiver_ = nullptr;
   std::vector<Operation*> free_ops_;
+  bool closing_ = false;  // in the destructor: completions tell nobody
   transport::TransportCounters counters_;
 };
 

@@ -1,0 +1,72 @@
+/* A rank killed mid-transfer (issue 31): 4 ranks, rank 2 dies by SIGKILL
+ * while rank 0 receives 64 MiB from it (a rendezvous read in flight),
+ * rank 1 has 20,000 eager sends queued towards it and rank 3 sends it
+ * 64 MiB (a rendezvous send whose FIN never comes). Argument 0: rank 2
+ * dies 2 ms after posting its send; 1: 100 ms after start, before anyone
+ * reached it. Every survivor's operation must return, with
+ * MPI_ERR_PROC_FAILED (rank 1's eager sends may also have completed
+ * locally before the death: MPI_SUCCESS, or MPI_ERR_IN_STATUS with each
+ * failed one's status saying PROC_FAILED), within 5 s; each survivor then
+ * prints "peer-kill: rank R ok" and finalizes. tests/launcher_test.sh
+ * runs it. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { kSends = 20000 };
+static MPI_Request g_requests[kSends];
+static MPI_Status g_statuses[kSends];
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int early = argc > 1 && atoi(argv[1]) == 0;
+  const size_t big = (size_t)64 << 20;
+  char* buf = malloc(big);
+  memset(buf, rank, big);
+  double t0 = MPI_Wtime();
+  int ok = 1;
+  if (rank == 2) {
+    MPI_Request r;
+    if (early) MPI_Isend(buf, (int)big, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &r);
+    usleep(early ? 2000 : 100000);
+    raise(SIGKILL);
+  } else if (rank == 0) {
+    int rc = MPI_Recv(buf, (int)big, MPI_CHAR, 2, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    ok = rc == MPI_ERR_PROC_FAILED;
+    if (!ok) printf("peer-kill: rank 0: receive from the dead rank returned %d\n", rc);
+  } else if (rank == 1) {
+    for (int i = 0; i < kSends; ++i) {
+      MPI_Isend(buf + i * 8, 8, MPI_CHAR, 2, 2, MPI_COMM_WORLD, &g_requests[i]);
+    }
+    int rc = MPI_Waitall(kSends, g_requests, g_statuses);
+    if (rc == MPI_ERR_IN_STATUS) {
+      for (int i = 0; i < kSends; ++i) {
+        int e = g_statuses[i].MPI_ERROR;
+        if (e != MPI_SUCCESS && e != MPI_ERR_PROC_FAILED && e != MPI_ERR_PENDING) ok = 0;
+      }
+    } else {
+      ok = rc == MPI_SUCCESS || rc == MPI_ERR_PROC_FAILED;
+    }
+    if (!ok) printf("peer-kill: rank 1: eager sends to the dead rank returned %d\n", rc);
+  } else {
+    int rc = MPI_Send(buf, (int)big, MPI_CHAR, 2, 3, MPI_COMM_WORLD);
+    ok = rc == MPI_ERR_PROC_FAILED;
+    if (!ok) printf("peer-kill: rank 3: send to the dead rank returned %d\n", rc);
+  }
+  const double waited = MPI_Wtime() - t0;
+  if (waited > 5.0) {
+    printf("peer-kill: rank %d: the operation took %.3f s\n", rank, waited);
+    ok = 0;
+  }
+  if (ok) printf("peer-kill: rank %d ok\n", rank);
+  fflush(stdout);
+  MPI_Finalize();
+  free(buf);
+  return 0;
+}
