@@ -30,12 +30,6 @@ Result<std::string> parse_transport(std::string_view name, std::string_view text
   return lower_case(text);
 }
 
-Result<std::chrono::milliseconds> parse_timeout(std::string_view name, std::string_view text) {
-  auto d = parse_duration(name, text);
-  if (d && d->count() == 0) return bad_setting(name, text, "a duration above zero");
-  return d;
-}
-
 constexpr SettingInfo kEagerThreshold{
     "TAGWIRE_EAGER_THRESHOLD", "largest message sent eagerly, in bytes (larger ones: rendezvous)",
     "8192", check_with<parse_threshold>};
@@ -52,13 +46,12 @@ constexpr SettingInfo kProgressThread{"TAGWIRE_PROGRESS_THREAD",
 constexpr SettingInfo kCancelAgent{
     "TAGWIRE_CANCEL_AGENT", "a thread answers send cancels while the application is away (1 0)",
     "1", check_with<parse_bool>};
-constexpr SettingInfo kPeerTimeout{
-    "TAGWIRE_PEER_TIMEOUT",
-    "reserved: checked, but no code acts on it yet (a silent peer is not timed out)", "10s",
-    check_with<parse_timeout>};
-
-constexpr const SettingInfo* kTable[] = {&kEagerThreshold, &kLogLevel,    &kTransport,
-                                         &kProgressThread, &kCancelAgent, &kPeerTimeout};
+// (TAGWIRE_PEER_TIMEOUT was here, documented and checked but read by no
+// code: removed, so that setting it fails MPI_Init instead of doing
+// nothing. Dead peers are the launcher's notice or the transport's
+// finding: docs/using-tagwire.md.)
+constexpr const SettingInfo* kTable[] = {&kEagerThreshold, &kLogLevel, &kTransport,
+                                         &kProgressThread, &kCancelAgent};
 
 }  // namespace
 
@@ -74,7 +67,6 @@ Result<Config> Config::read(Settings settings) {
   TAGWIRE_RETURN_IF_ERROR(settings.read(kTransport, parse_transport, &c.transport));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kProgressThread, parse_bool, &c.progress_thread));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kCancelAgent, parse_bool, &c.cancel_agent));
-  TAGWIRE_RETURN_IF_ERROR(settings.read(kPeerTimeout, parse_timeout, &c.peer_timeout));
   c.settings = std::move(settings);
   return c;
 }

@@ -6,7 +6,6 @@
 // theirs (transport/registry.h, cancel/cancel_settings.h).
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -34,9 +33,6 @@ struct Config {
   // library, so that a peer's send cancel is answered even when this rank
   // computes or sleeps (MPI_Cancel must be local).
   bool cancel_agent = true;
-  // How long an operation with a silent peer may wait before it fails.
-  // (Read by no code yet: issue 31 decides whether it acts or goes.)
-  std::chrono::milliseconds peer_timeout{10000};
   // Every TAGWIRE_* variable set, checked: the layers above and below read
   // their own from it.
   Settings settings;

@@ -48,8 +48,7 @@ TEST(EngineConfig, ReadsItsOwnAndKeepsTheOthersForTheirLayers) {
                                         {"TAGWIRE_TRANSPORT", "UCX"},
                                         {"TAGWIRE_PROGRESS_THREAD", "yes"},
                                         {"TAGWIRE_CANCEL_AGENT", "no"},
-                                        {"TAGWIRE_CANCEL_MODE", "onesided"},
-                                        {"TAGWIRE_PEER_TIMEOUT", "1500ms"}},
+                                        {"TAGWIRE_CANCEL_MODE", "onesided"}},
                                        cancel_table());
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
   EXPECT_EQ(config->eager_threshold, 65536u);
@@ -58,9 +57,8 @@ TEST(EngineConfig, ReadsItsOwnAndKeepsTheOthersForTheirLayers) {
   EXPECT_EQ(config->transport, "ucx");
   EXPECT_TRUE(config->progress_thread);
   EXPECT_FALSE(config->cancel_agent);
-  EXPECT_EQ(config->peer_timeout, std::chrono::milliseconds(1500));
   EXPECT_EQ(*cancel::read_cancel_mode(config->settings), cancel::CancelMode::kOneSided);
-  EXPECT_EQ(config->settings.variables().size(), 7u);
+  EXPECT_EQ(config->settings.variables().size(), 6u);
 }
 
 // MPI_T's control variables show Settings::text(): the variable, or the
@@ -151,8 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"TAGWIRE_TRANSPORT", "", "a transport's name"},
                       BadCase{"TAGWIRE_CANCEL_MODE", "remote", "one of agent onesided"},
                       BadCase{"TAGWIRE_PROGRESS_THREAD", "2", "one of 1 0"},
-                      BadCase{"TAGWIRE_PEER_TIMEOUT", "0", "above zero"},
-                      BadCase{"TAGWIRE_PEER_TIMEOUT", "9999999999999m", "at most a week"},
+                      // Documented once, read by no code: removed, so refused.
+                      BadCase{"TAGWIRE_PEER_TIMEOUT", "10s", "not a Tagwire setting"},
                       BadCase{"TAGWIRE_EAGER_TRESHOLD", "8K", "not a Tagwire setting"}));
 
 #ifdef TAGWIRE_HAVE_VERBS
