@@ -290,6 +290,17 @@ class UcxTransportImpl final : public transport::Transport {
     ucs_status_t s = ucp_ep_create(worker_.get(), &params, &p.ep);
     if (s != UCS_OK) {
       p.ep = nullptr;
+      if (s == UCS_ERR_UNREACHABLE) {
+        // Not a dead peer: no transport UCX may use here reaches it (what
+        // UCX_TLS / UCX_NET_DEVICES leave), which no retry changes.
+        const char* tls = std::getenv("UCX_TLS");
+        const char* devices = std::getenv("UCX_NET_DEVICES");
+        return Status(ErrorCode::kConfig,
+                      "UCX has no transport that reaches rank " + std::to_string(peer) +
+                          " (UCX_TLS=" + (tls != nullptr ? tls : "all") +
+                          ", UCX_NET_DEVICES=" + (devices != nullptr ? devices : "all") +
+                          "): ucp_ep_create failed: Destination is unreachable");
+      }
       return ucx_error("ucp_ep_create to rank " + std::to_string(peer), s);
     }
     ++counters_.connections;
