@@ -6,14 +6,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "bootstrap/frame_io.h"
+#include "common/siphash.h"
 
 #ifdef TAGWIRE_HAVE_PMIX
 #include "bootstrap/bootstrap_pmix.h"
@@ -125,10 +129,14 @@ Result<std::vector<std::uint8_t>> key_from_hex(std::string_view hex) {
   return key;
 }
 
+// A keyed hash of a fixed text, not a slice of the key: every wire message
+// carries the token, and seeing it must tell nothing of the key that lets
+// a process join the job.
 std::uint64_t token_from_key(std::span<const std::uint8_t> key) {
-  std::uint64_t token = 0;
-  std::memcpy(&token, key.data(), std::min<std::size_t>(8, key.size()));
-  return token;
+  static constexpr std::string_view kPurpose = "tagwire job token 1";
+  std::array<std::uint8_t, 16> k{};
+  std::memcpy(k.data(), key.data(), std::min(k.size(), key.size()));
+  return siphash24(k, {reinterpret_cast<const std::uint8_t*>(kPurpose.data()), kPurpose.size()});
 }
 
 }  // namespace local_bootstrap

@@ -134,8 +134,8 @@ int MPI_Abort(MPI_Comm /*comm*/, int errorcode) {
   // exit status keeps) still ends the job with a non-zero status.
   const int code = (errorcode & 0xff) == 0 ? 1 : errorcode & 0xff;
   State& st = state();
-  std::fprintf(stderr, "[tagwire %d] MPI_Abort(%d) called; aborting the job\n",
-               st.engine ? st.engine->world_rank() : -1, errorcode);
+  std::fprintf(stderr, "%s MPI_Abort(%d) called; aborting the job\n", line_prefix().c_str(),
+               errorcode);
   std::fflush(nullptr);  // every stream: the user's buffered output must not be lost
   // The launcher ends the others now and keeps the code; without one (or
   // in a forked child, whose engine is the parent's) the exit says it.

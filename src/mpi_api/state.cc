@@ -174,6 +174,11 @@ int report(MPI_Comm comm, const char* function, const Status& s) {
                         s);
 }
 
+std::string line_prefix() {
+  const State& st = state();
+  return st.engine ? "[tagwire " + std::to_string(st.engine->world_rank()) + "]" : "[tagwire]";
+}
+
 int report_through(MPI_Errhandler handler, const char* function, const Status& s) {
   const int code = error_class(s);
   if (handler == MPI_ERRORS_RETURN) {
@@ -186,9 +191,8 @@ int report_through(MPI_Errhandler handler, const char* function, const Status& s
     }
     return code;
   }
-  int rank = state().engine ? state().engine->world_rank() : -1;
-  std::fprintf(stderr, "[tagwire %d] %s failed: %s (MPI error class %d); aborting the job\n", rank,
-               function, s.to_string().c_str(), code);
+  std::fprintf(stderr, "%s %s failed: %s (MPI error class %d); aborting the job\n",
+               line_prefix().c_str(), function, s.to_string().c_str(), code);
   std::fflush(nullptr);  // every stream: the user's buffered output must not be lost
   // The launcher sees a non-zero exit and stops every other rank.
   std::_Exit(code == 0 ? 1 : code);

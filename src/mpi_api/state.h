@@ -126,6 +126,11 @@ extern engine::Engine* g_engine_left_in_child;  // state.cc, State::~State
   return g_state;
 }
 
+// "[tagwire R]" for the lines the MPI layer prints itself, or "[tagwire]"
+// where there is no rank (before MPI_Init, after MPI_Finalize): never
+// "[tagwire -1]".
+std::string line_prefix();
+
 // The engine, once MPI_Init made it: what every call works with, hence
 // the short name, and inlined like state().
 [[gnu::always_inline]] inline engine::Engine& E() {
