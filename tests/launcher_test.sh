@@ -57,6 +57,11 @@ status=$?
 check "wrong job key fails the rank" 1 $status
 [[ $err == *"refused a bootstrap connection without this job's key"* ]]
 check "launcher says why" 0 $?
+# Two processes with the key that both say they are rank 0: the second is
+# refused for what it is (it used to be told it had no key).
+err=$("$run" -n 2 --timeout 20 -- sh -c 'TAGWIRE_BOOT_RANK=0 exec "$0"' "$bench" 2>&1)
+check "a rank that joins twice is refused as such" 1 \
+  "$(grep -c "refused a bootstrap connection for a rank that has joined already" <<<"$err")"
 
 # MPI_ERRORS_ARE_FATAL: exit status is the error class (MPI_ERR_RANK = 6),
 # the message says which call and why, and earlier output is kept.

@@ -383,10 +383,18 @@ class Launcher {
     }
     if (c.rank < 0) {
       auto hello = local_bootstrap::parse_hello(*frame);
-      if (!hello || hello->key != key_ || hello->rank >= static_cast<std::uint32_t>(o_.ranks) ||
-          joined_.count(static_cast<int>(hello->rank)) != 0) {
-        std::fprintf(stderr,
-                     "tagwire-run: refused a bootstrap connection without this job's key\n");
+      // Each refusal says which it was: a rank that had the key and joined
+      // twice was once told it had no key.
+      const char* refusal = nullptr;
+      if (!hello || hello->key != key_) {
+        refusal = "without this job's key";
+      } else if (hello->rank >= static_cast<std::uint32_t>(o_.ranks)) {
+        refusal = "for a rank outside the job";
+      } else if (joined_.count(static_cast<int>(hello->rank)) != 0) {
+        refusal = "for a rank that has joined already";
+      }
+      if (refusal != nullptr) {
+        std::fprintf(stderr, "tagwire-run: refused a bootstrap connection %s\n", refusal);
         clients_.erase(fd);
         ::close(fd);
         return;
