@@ -48,7 +48,10 @@ int main(int argc, char** argv) {
     if (rc == MPI_ERR_IN_STATUS) {
       for (int i = 0; i < kSends; ++i) {
         int e = g_statuses[i].MPI_ERROR;
-        if (e != MPI_SUCCESS && e != MPI_ERR_PROC_FAILED && e != MPI_ERR_PENDING) ok = 0;
+        if (e != MPI_SUCCESS && e != MPI_ERR_PROC_FAILED && e != MPI_ERR_PENDING && ok) {
+          printf("peer-kill: rank 1: send %d of %d ended with %d\n", i, kSends, e);
+          ok = 0;
+        }
       }
     } else {
       ok = rc == MPI_SUCCESS || rc == MPI_ERR_PROC_FAILED;
