@@ -1073,6 +1073,16 @@ Status Engine::start(Request* r) {
   std::lock_guard lock(mutex_);
   if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
   if (r->active()) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
+  if (r->abandoned) {
+    // Its last operation's transport work with a dead rank is still out:
+    // a new one would be counted with it, and complete before its own.
+    if (r->local_pending > 0) {
+      return {ErrorCode::kPeerFailed,
+              "start of a persistent request whose last operation, with a rank that died, the "
+              "transport still holds"};
+    }
+    r->abandoned = false;
+  }
   return start_operation(r);
 }
 

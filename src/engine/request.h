@@ -111,7 +111,7 @@ struct Request {
   // Its peer died with transport operations of it still in flight (a read
   // from it, sends queued towards it), which a transport may never give
   // back (UCX does not complete operations to a dead peer). The request
-  // completed without them (Engine::abandon_transport_ops): their late
+  // completed without them (Engine::on_peer_failed): their late
   // completions only count local_pending down, and once released it is
   // kept, not reused, until the engine ends (Engine::abandoned_).
   bool abandoned = false;
