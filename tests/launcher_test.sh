@@ -135,7 +135,7 @@ check "... within 10 s" 1 "$(((SECONDS - start) < 10))"
 # never completes operations to a dead peer: the engine completes them
 # itself), nobody hangs in MPI_Finalize, and the status is the dead rank's.
 # (UCX over TCP is not here: UCX 1.13 itself sometimes asserts when it
-# connects to a peer that died; docs/verification.md.)
+# connects to a peer that died; docs/using-tagwire.md.)
 for transport in shm ucx; do
   for when in 0 1; do
     start=$SECONDS
