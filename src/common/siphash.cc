@@ -51,7 +51,8 @@ std::uint64_t siphash24(std::span<const std::uint8_t, 16> key,
   for (std::size_t i = 0; i < whole; i += 8) s.absorb(load_le(message.data() + i));
   // The last word: the remaining bytes, and the length's low byte on top.
   std::uint8_t last[8] = {};
-  std::memcpy(last, message.data() + whole, message.size() - whole);
+  // (An empty message may have no data pointer at all: no memcpy from it.)
+  if (message.size() > whole) std::memcpy(last, message.data() + whole, message.size() - whole);
   last[7] = static_cast<std::uint8_t>(message.size());
   s.absorb(load_le(last));
   s.v2 ^= 0xff;
