@@ -143,6 +143,7 @@ for transport in shm ucx; do
     check "rank killed mid-transfer ($transport, $when): the dead rank's status" 137 $?
     check "... every survivor's operation failed in time ($transport, $when)" 3 "$(grep -c 'peer-kill: rank [013] ok' <<<"$out")"
     check "... the job ended within 20 s ($transport, $when)" 1 "$(((SECONDS - start) < 20))"
+    (((SECONDS - start) < 20)) || echo "$out" | grep -v 'UCX  \(ERROR\|WARN\)' | tail -30
   done
 done
 

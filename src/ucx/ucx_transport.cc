@@ -79,8 +79,16 @@ class UcxTransportImpl final : public transport::Transport {
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      (void)wait_request(ucp_ep_close_nbx(peer.ep, &param));
+      ucs_status_ptr_t closing = ucp_ep_close_nbx(peer.ep, &param);
       peer.ep = nullptr;
+      if (peer.dead) {
+        // Nobody answers for a dead peer: no wait (up to 30 s) for its
+        // close; the request is freed whenever UCX finishes it, or with
+        // the worker.
+        if (UCS_PTR_IS_PTR(closing)) ucp_request_free(closing);
+        continue;
+      }
+      (void)wait_request(closing);
     }
     // The worker goes here, not after this body: its last callbacks must
     // find this object whole. Its address is released first, with it.
