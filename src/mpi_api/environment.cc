@@ -51,9 +51,9 @@ void on_exit_without_finalize(int status, void* /*unused*/) {
   const int code = (status & 0xff) == 0 ? 1 : status & 0xff;
   const int rank = st.engine->world_rank();
   std::fprintf(stderr,
-               "[tagwire %d] exited with status %d without calling MPI_Finalize; ending the job "
-               "with status %d\n",
-               rank, status, code);
+               "%s exited with status %d without calling MPI_Finalize; ending the job with status "
+               "%d\n",
+               line_prefix().c_str(), status, code);
   std::fflush(nullptr);
   st.engine->abort_job(code,
                        "rank " + std::to_string(rank) + " exited with status " +

@@ -184,8 +184,8 @@ int report_through(MPI_Errhandler handler, const char* function, const Status& s
   if (handler == MPI_ERRORS_RETURN) {
     // These two classes say nothing of what happened (a setting, a system
     // or transport call, a bug), and the code the program gets is only the
-    // class: the message goes to stderr, so MPI_Error_string's "see the
-    // message printed by Tagwire" is true.
+    // class: the message goes to stderr, so MPI_Error_string's "Tagwire
+    // printed what" is true.
     if (code == MPI_ERR_OTHER || code == MPI_ERR_INTERN) {
       TW_WARN("mpi", function << " returns MPI error class " << code << ": " << s.to_string());
     }

@@ -137,6 +137,11 @@ bool process_exited(std::int32_t pid) {
   return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+// What every operation with a peer whose process is gone ends with.
+Status exited(PeerId peer) {
+  return {ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
+}
+
 Status range_check(const PackedKey& key, std::uint64_t address, std::size_t bytes) {
   if (address < key.address || bytes > key.length || address - key.address > key.length - bytes) {
     return {ErrorCode::kInvalidArgument, "a remote access outside the memory its key names"};
@@ -565,7 +570,7 @@ class ShmTransportImpl final : public transport::Transport {
     for (unsigned spins = 1; slot->helped.load(std::memory_order_acquire) < theirs; ++spins) {
       if (spins % 1024 == 0) {
         if (process_exited(pid)) {
-          return {ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
+          return exited(peer);
         }
         sched_yield();  // its process may be off its core, mid-chunk
       }
@@ -632,7 +637,7 @@ class ShmTransportImpl final : public transport::Transport {
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     if (p.dead) {
-      return Status(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited");
+      return exited(peer);
     }
     return &p;
   }
@@ -653,7 +658,7 @@ class ShmTransportImpl final : public transport::Transport {
         // telling it from here, inside a send it is starting, would fail
         // that very request twice.)
         p.dead = true;
-        return Status(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited");
+        return exited(peer);
       }
       return segment.status().with_context("reaching rank " + std::to_string(peer));
     }
@@ -708,7 +713,7 @@ class ShmTransportImpl final : public transport::Transport {
       if (n <= 0) {
         const int e = n < 0 ? errno : EFAULT;
         if (e == ESRCH) {
-          return {ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
+          return exited(peer);
         }
         return {
             ErrorCode::kTransport,
@@ -768,7 +773,7 @@ class ShmTransportImpl final : public transport::Transport {
     std::deque<Backlogged> lost;
     lost.swap(p.backlog);
     --peers_with_backlog_;
-    const Status why{ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " has exited"};
+    const Status why = exited(peer);
     for (auto& m : lost) m.done(why);
     if (receiver_ != nullptr) receiver_->on_peer_unreachable(peer, why);
   }
