@@ -446,16 +446,20 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
   r->persistent = false;
   Status s = start_operation(r);
   if (!s.is_ok()) {
-    const bool peer_gone = s.code() == ErrorCode::kPeerFailed && kind == RequestKind::kSend;
-    const int world_peer = peer_gone ? comm->peer_world_rank(peer, collective) : -1;
-    release_request(r);
-    // The transport found the peer gone before anyone told us (its first
-    // message, to a rank that died): everything else with it fails now
-    // too, not at the launcher's notice (which srun and mpirun never give).
-    if (peer_gone && !is_dead(world_peer)) on_peer_failed(world_peer, s);
+    fail_start(r, s);
     return s;
   }
   return r;
+}
+
+void Engine::fail_start(Request* r, const Status& s) {
+  const bool peer_gone = s.code() == ErrorCode::kPeerFailed && r->kind == RequestKind::kSend;
+  const int world_peer = peer_gone ? r->comm->peer_world_rank(r->peer, r->collective) : -1;
+  release_request(r);
+  // The transport found the peer gone before anyone told us (its first
+  // message, to a rank that died): everything else with it fails now too,
+  // not at the launcher's notice (which srun and mpirun never give).
+  if (peer_gone && !is_dead(world_peer)) on_peer_failed(world_peer, s);
 }
 
 [[gnu::always_inline]] inline Status Engine::start_operation(Request* r) {
