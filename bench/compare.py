@@ -454,6 +454,9 @@ def main():
                     help="start this many busy processes beside every run (a loaded machine)")
     ap.add_argument("--crowd", type=int, default=0,
                     help="also time bench/mpi/alltoall_any with this many ranks (more than cores)")
+    ap.add_argument("--flood", type=int, default=0,
+                    help="also run bench/mpi/flood: this many 8-byte messages to a receiver "
+                    "that sleeps 5 s (its peak memory and the time)")
     ap.add_argument("--cancel", action="store_true",
                     help="also time Cancel + Wait of an unmatched eager send (bench/cancel_bench)")
     a = ap.parse_args()
@@ -514,6 +517,8 @@ def main():
         extra = cancel_rows(a, transports, results)
     if a.crowd:
         extra += crowd_rows(a)
+    if a.flood:
+        extra += flood_rows(a, transports)
     table = write_table(results, transports, tests, names, a.reps, extra,
                         os.path.join(a.out, "results.md"))
     with open(os.path.join(a.out, "results.json"), "w") as f:
@@ -565,6 +570,62 @@ def crowd_rows(a):
     return [f"| shm | all-to-all, {a.crowd} ranks, wildcards (s) | {fmt(tw)} ±{spread:.0%} | "
             f"{fmt(summary(peer)[0]) + ' (openmpi-vader)' if peer else '-'} | {ratio} | "
             f"tagwire-ucx {fmt(summary(ucx)[0]) if ucx else '-'} | - |"]
+
+
+def flood_rows(a, transports):
+    """bench/mpi/flood: a.flood 8-byte messages to a receiver that sleeps 5 s
+    outside the library, on each transport, Tagwire and the MPI peers
+    interleaved. Two rows per transport: the receiver's peak RSS (what it
+    held while asleep: lower is better) and the job's seconds."""
+    src = os.path.join(ROOT, "bench", "mpi", "flood.c")
+    binaries = {"tagwire": os.path.join(a.build, "bench", "flood")}
+    for mpi, cc in (("openmpi", "mpicc.openmpi"), ("mpich", "mpicc.mpich")):
+        if mpi in a.peers.split():
+            binaries[mpi] = os.path.join(a.out, f"flood.{mpi}")
+            subprocess.run([cc, "-O2", "-Wall", "-Werror", src, "-o", binaries[mpi]], check=True)
+    args = [str(a.flood), "8", "5"]
+    rows = []
+    for t in [t for t in transports if t in ("shm", "tcp")]:
+        cols = [tagwire_column(t, a.build)]
+        if "openmpi" in binaries:
+            cols += openmpi_columns(t, binaries["openmpi"])
+        if "mpich" in binaries:
+            cols.append(mpich_column(t, binaries["mpich"]))
+        got = {c.name: ([], []) for c in cols}  # seconds, receiver RSS (MiB)
+        for rep in range(a.reps):
+            for c in cols:
+                binary = binaries["tagwire"] if c.name == "tagwire" else c.binary
+                argv = c.argv_prefix + [binary] + args
+                try:
+                    out = run_job(argv, dict(os.environ, **c.env), a.timeout)
+                except subprocess.TimeoutExpired:
+                    if c.name == "tagwire":
+                        raise
+                    FAILURES.append(f"{c.name} flood over {t}, rep {rep + 1}: timed out")
+                    continue
+                f = out.stdout.split()
+                if out.returncode != 0 or len(f) < 7 or f[0] != "flood":
+                    if c.name == "tagwire":
+                        raise RuntimeError(f"tagwire: flood failed:\n{out.stderr[-2000:]}")
+                    FAILURES.append(f"{c.name} flood over {t}, rep {rep + 1}: "
+                                    f"exit {out.returncode}")
+                    continue
+                got[c.name][0].append(float(f[2]))
+                got[c.name][1].append(float(f[4]))
+                log(f"    flood {t} {c.name:15s} {f[2]} s, receiver {f[4]} MiB")
+        for what, i, unit in (("receiver peak RSS", 1, "MiB"), ("time", 0, "s")):
+            tw = got["tagwire"][i]
+            peers = [(summary(v[i])[0], n) for n, v in got.items() if n != "tagwire" and v[i]]
+            if not tw:
+                continue
+            med, spread = summary(tw)
+            best = min(peers) if peers else None
+            # Every peer in the peer column, the best first.
+            column = "; ".join(f"{fmt(v)} ({n})" for v, n in sorted(peers)) or "-"
+            rows.append(f"| {t} | flood {a.flood} x 8 B, receiver asleep 5 s: {what} ({unit}) | "
+                        f"{fmt(med)} ±{spread:.0%} | {column} | "
+                        f"{f'{med / best[0]:.2f}' if best else '-'} | - | - |")
+    return rows
 
 
 def cancel_rows(a, transports, results):

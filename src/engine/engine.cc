@@ -1434,6 +1434,7 @@ EngineCounters Engine::counters() const {
   EngineCounters c = counters_;
   c.matching = matching_.matcher().counters();
   c.nic_entries_in_book = matching_.matcher().nic_entries();
+  c.unexpected_bytes_peak = matching_.held_peak();
   return c;
 }
 

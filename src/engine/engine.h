@@ -517,6 +517,9 @@ class Engine final : public transport::Receiver,
   enum class HelperMode { kNone, kProgress, kAgent };
   // `topology` and `pu`: where to bind it, found in start_up (see there).
   void helper_thread_main(HelperMode mode, const Result<Topology>& topology, int pu);
+  // The unexpected queue holds as much as the helper thread may take in
+  // (Config::unexpected_limit): it leaves the rest to the transport.
+  bool holds_enough() const { return matching_.held_bytes() >= config_.unexpected_limit; }
 
   // A put's or get's target address after the range check (window.cc).
   Result<std::uint64_t> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,

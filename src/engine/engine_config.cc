@@ -46,12 +46,17 @@ constexpr SettingInfo kProgressThread{"TAGWIRE_PROGRESS_THREAD",
 constexpr SettingInfo kCancelAgent{
     "TAGWIRE_CANCEL_AGENT", "a thread answers send cancels while the application is away (1 0)",
     "1", check_with<parse_bool>};
+constexpr SettingInfo kUnexpectedLimit{
+    "TAGWIRE_UNEXPECTED_LIMIT",
+    "bytes of unexpected messages a helper thread takes in while the application is away; "
+    "beyond it senders wait",
+    "8M", check_with<parse_size>};
 // (TAGWIRE_PEER_TIMEOUT was here, documented and checked but read by no
 // code: removed, so that setting it fails MPI_Init instead of doing
 // nothing. Dead peers are the launcher's notice or the transport's
 // finding: docs/using-tagwire.md.)
-constexpr const SettingInfo* kTable[] = {&kEagerThreshold, &kLogLevel, &kTransport,
-                                         &kProgressThread, &kCancelAgent};
+constexpr const SettingInfo* kTable[] = {&kEagerThreshold, &kLogLevel,    &kTransport,
+                                         &kProgressThread, &kCancelAgent, &kUnexpectedLimit};
 
 }  // namespace
 
@@ -67,6 +72,7 @@ Result<Config> Config::read(Settings settings) {
   TAGWIRE_RETURN_IF_ERROR(settings.read(kTransport, parse_transport, &c.transport));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kProgressThread, parse_bool, &c.progress_thread));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kCancelAgent, parse_bool, &c.cancel_agent));
+  TAGWIRE_RETURN_IF_ERROR(settings.read(kUnexpectedLimit, parse_size, &c.unexpected_limit));
   c.settings = std::move(settings);
   return c;
 }

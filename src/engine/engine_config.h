@@ -33,6 +33,12 @@ struct Config {
   // library, so that a peer's send cancel is answered even when this rank
   // computes or sleeps (MPI_Cancel must be local).
   bool cancel_agent = true;
+  // What the helper thread may take into the unexpected queue while the
+  // application is away (TAGWIRE_UNEXPECTED_LIMIT): beyond it, it leaves
+  // messages in the transport, whose own flow control (a full ring, the
+  // verbs credits, TCP's window) then makes the sender wait. The
+  // application's own calls take what they need.
+  std::size_t unexpected_limit = std::size_t{8} << 20;
   // Every TAGWIRE_* variable set, checked: the layers above and below read
   // their own from it.
   Settings settings;

@@ -37,6 +37,11 @@ struct EngineCounters {
   // An agent that enters during a ping-pong is in the application's way.
   std::uint64_t helper_entries = 0;
   std::uint64_t helper_progressed = 0;
+  // The unexpected queue's bound (Config::unexpected_limit): how often the
+  // helper thread left messages in the transport because the queue held
+  // that much, and the most the queue held (bytes, MatchingState::held_bytes).
+  std::uint64_t helper_held_back = 0;
+  std::uint64_t unexpected_bytes_peak = 0;
   // Who matched what: software or the NIC, what the NIC was given, and why
   // receives stayed in software (all in software where no NIC matches).
   matching::NicMatchingCounters matching;

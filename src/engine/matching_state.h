@@ -47,6 +47,8 @@ class MatchingState {
   // `cookie`, from next_cookie()): keeps its payload until it is taken.
   void keep(std::uint64_t cookie, std::unique_ptr<PendingMessage> message) {
     assert(cookie == next_cookie_);
+    held_bytes_ += held_by(*message);
+    if (held_bytes_ > held_peak_) held_peak_ = held_bytes_;
     payloads_.emplace(cookie, std::move(message));
     next_cookie_ = cookie + 1;
   }
@@ -83,12 +85,22 @@ class MatchingState {
 
   std::size_t queued_count() const { return payloads_.size(); }
 
+  // What the queued messages hold in this process's memory, in bytes: the
+  // engine's bound on what its helper thread takes in (Config's
+  // unexpected_limit) is on this. Each message counts its payload and
+  // kQueuedMessageBytes for the rest (matching_state_test measures the heap
+  // one costs and checks this is not less).
+  static constexpr std::size_t kQueuedMessageBytes = 480;
+  std::size_t held_bytes() const { return held_bytes_; }
+  std::size_t held_peak() const { return held_peak_; }
+
  private:
   std::unique_ptr<PendingMessage> take_payload(std::uint64_t cookie) {
     auto it = payloads_.find(cookie);
     assert(it != payloads_.end());
     std::unique_ptr<PendingMessage> message = std::move(it->second);
     payloads_.erase(it);
+    held_bytes_ -= held_by(*message);
     return message;
   }
 
@@ -96,9 +108,15 @@ class MatchingState {
     return envelope ? take_payload(envelope->cookie) : nullptr;
   }
 
+  static std::size_t held_by(const PendingMessage& message) {
+    return kQueuedMessageBytes + message.data.capacity();
+  }
+
   matching::NicMatcher matcher_{0};
   std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> payloads_;
   std::uint64_t next_cookie_ = 1;
+  std::size_t held_bytes_ = 0;
+  std::size_t held_peak_ = 0;
 };
 
 }  // namespace tagwire::engine

@@ -99,6 +99,13 @@ constexpr Pvar kPvars[] = {
      [](const Snapshot& s) { return s.transport.rcache_hits; }},
     {"tagwire_rcache_misses", "registrations the registration cache had to make",
      [](const Snapshot& s) { return s.transport.rcache_misses; }},
+    {"tagwire_unexpected_bytes_peak",
+     "the most the unexpected queue held, in bytes (payloads and bookkeeping)",
+     [](const Snapshot& s) { return s.engine.unexpected_bytes_peak; }},
+    {"tagwire_helper_held_back",
+     "times the helper thread left messages to the transport because the unexpected queue "
+     "held TAGWIRE_UNEXPECTED_LIMIT",
+     [](const Snapshot& s) { return s.engine.helper_held_back; }},
 };
 constexpr int kPvarCount = static_cast<int>(std::size(kPvars));
 

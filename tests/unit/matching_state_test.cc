@@ -3,6 +3,12 @@
 #include "engine/matching_state.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#include <sanitizer/allocator_interface.h>
+#define TAGWIRE_SANITIZER_HEAP 1
+#endif
 
 namespace tagwire::engine {
 namespace {
@@ -64,6 +70,51 @@ TEST(MatchingState, AReceiveWithNothingQueuedWaitsWithoutAPayload) {
   EXPECT_EQ(posted.message, nullptr);
   EXPECT_EQ(state.matcher().posted_count(), 1u);
   EXPECT_EQ(state.queued_count(), 1u) << "the other source's message must stay";
+}
+
+// Bytes the heap holds now (the sanitizers' allocators keep their own count).
+std::size_t heap_in_use() {
+#ifdef TAGWIRE_SANITIZER_HEAP
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;  // large blocks are mmapped, outside the arena
+#endif
+}
+
+// The helper thread's bound on the unexpected queue (Config's
+// unexpected_limit) is on held_bytes(): it must not count less than the
+// heap a queued message really takes, whatever the queue's depth (its
+// tables grow by doubling, so some depths cost more than others).
+TEST(MatchingState, HeldBytesCoverTheHeapAQueuedMessageTakes) {
+  for (std::size_t depth : {1000u, 20000u, 33000u, 65600u, 131100u}) {
+    const std::size_t before = heap_in_use();
+    {
+      MatchingState state;
+      for (std::size_t i = 0; i < depth; ++i) {
+        // An 8-byte message: one sender and tag, each its own request id.
+        matching::IncomingMessage incoming{{7, 1, 5}, i, 8, state.next_cookie()};
+        ASSERT_FALSE(state.matcher().on_untagged(incoming).matched);
+        auto message = std::make_unique<PendingMessage>();
+        message->sender_request_id = i;
+        message->length = 8;
+        message->data.assign(8, 0x5a);
+        state.keep(incoming.cookie, std::move(message));
+      }
+      const std::size_t heap = heap_in_use() - before;
+      const double per_message = static_cast<double>(heap) / static_cast<double>(depth);
+      RecordProperty("bytes_per_message_at_" + std::to_string(depth), std::to_string(per_message));
+      std::printf("%zu queued 8-byte messages: %.0f heap bytes each, %zu held each\n", depth,
+                  per_message, state.held_bytes() / depth);
+      EXPECT_LE(heap, state.held_bytes()) << "at a depth of " << depth;
+      EXPECT_EQ(state.held_peak(), state.held_bytes());
+      for (std::size_t i = 0; i < depth; ++i) {
+        ASSERT_NE(state.post_receive({7, 1, 5}, 1000 + i).message, nullptr);
+      }
+      EXPECT_EQ(state.held_bytes(), 0u) << "a taken message still counted";
+      EXPECT_EQ(state.held_peak(), MatchingState::kQueuedMessageBytes * depth + 8 * depth);
+    }
+  }
 }
 
 }  // namespace
