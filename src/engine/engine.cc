@@ -907,12 +907,14 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
   // A blocking receive waiting without a request (never armed with tag
   // matching or one-sided cancel on, so neither block below is skipped).
   if (unnamed_.armed_for(h) && how == Arrival::kUntagged && take_unnamed(h, payload)) return;
-  matching::IncomingMessage incoming{
-      {h.context, h.source, h.tag}, h.request_id, h.length, matching_.next_cookie()};
   // One-sided cancel: a message its sender cancelled, or one that would
   // match but lost its slot descriptor, is dropped here, never seen by a
   // receive or a probe.
-  if (one_sided_ && h.slot != 0 && !send_cancel_->admit(h, incoming.envelope)) return;
+  if (one_sided_ && h.slot != 0 && !send_cancel_->admit(h, {h.context, h.source, h.tag})) return;
+  // The cookie names the slot keep() will fill if the matcher queues the
+  // message: asked after admit(), which may free one (a cancelled message).
+  matching::IncomingMessage incoming{
+      {h.context, h.source, h.tag}, h.request_id, h.length, matching_.next_cookie()};
   auto arrival = how == Arrival::kUntagged ? matching_.matcher().on_untagged(incoming)
                                            : matching_.matcher().on_unexpected(
                                                  incoming, how == Arrival::kTaggedSyncRequested);
@@ -930,8 +932,7 @@ void Engine::on_envelope(const Header& h, std::span<const std::uint8_t> payload,
     if (h.type == MessageType::kRts) message.data.assign(payload.begin(), payload.end());
     deliver(r, message, payload);
   } else {
-    message.data.assign(payload.begin(), payload.end());
-    matching_.keep(incoming.cookie, std::make_unique<PendingMessage>(std::move(message)));
+    matching_.keep(incoming.cookie, message, payload);
     ++counters_.unexpected;
   }
 }

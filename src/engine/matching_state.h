@@ -1,10 +1,11 @@
 // MatchingState: the engine's matching state with one owner. The matcher
 // holds envelopes (posted receives, unexpected messages' envelopes and the
-// NIC's book); the payloads of unexpected messages (eager bytes, an RTS's
-// remote key) live here beside it, keyed by the cookie each envelope
-// carries. Every way a queued message leaves the matcher (a receive that
-// takes it, mprobe, a send cancel) goes through this class and hands back
-// the payload with the envelope, so the two cannot fall out of step.
+// NIC's book); what else an unexpected message carries (eager bytes, an
+// RTS's remote key and address, the sender's rank and slot descriptor)
+// lives here beside it, in a pool slot the envelope's cookie names. Every
+// way a queued message leaves the matcher (a receive that takes it,
+// mprobe, a send cancel) goes through this class and hands back the rest
+// of the message with the envelope, so the two cannot fall out of step.
 //
 // matcher() stays open for what takes no queued message: posting that
 // queues, arrivals, probe, counters and the NIC's bookkeeping.
@@ -12,13 +13,15 @@
 
 #include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
-#include <unordered_map>
+#include <span>
 #include <utility>
 
 #include "engine/request.h"
 #include "matching/nic_matcher.h"
+#include "matching/node_pool.h"
 
 namespace tagwire::engine {
 
@@ -33,7 +36,7 @@ class MatchingState {
 
   // A NIC that holds up to `nic_capacity` posted receives (0: none).
   void use_nic(std::uint32_t nic_capacity) {
-    assert(payloads_.empty() && matcher_.posted_count() == 0);
+    assert(kept_.live() == 0 && matcher_.posted_count() == 0);
     matcher_ = matching::NicMatcher(nic_capacity);
   }
 
@@ -41,23 +44,20 @@ class MatchingState {
   const matching::NicMatcher& matcher() const { return matcher_; }
 
   // The cookie the next arrival's envelope must carry, in case it is queued.
-  std::uint64_t next_cookie() const { return next_cookie_; }
+  std::uint64_t next_cookie() { return std::uint64_t{kept_.next()} + 1; }
 
   // An arrival the matcher queued as unexpected (its envelope carried
-  // `cookie`, from next_cookie()): keeps its payload until it is taken.
-  void keep(std::uint64_t cookie, std::unique_ptr<PendingMessage> message) {
-    assert(cookie == next_cookie_);
-    held_bytes_ += held_by(*message);
-    if (held_bytes_ > held_peak_) held_peak_ = held_bytes_;
-    payloads_.emplace(cookie, std::move(message));
-    next_cookie_ = cookie + 1;
-  }
+  // `cookie`, from next_cookie()): keeps what the envelope does not hold
+  // (`message`'s type, origin, flags, address and slot; its envelope
+  // fields and data are not read) and `data`, until it is taken.
+  void keep(std::uint64_t cookie, const PendingMessage& message,
+            std::span<const std::uint8_t> data);
 
   Posted post_receive(const matching::ReceivePattern& pattern, std::uint64_t receive_cookie) {
     auto posted = matcher_.post_receive(pattern, receive_cookie);
     Posted result;
     if (posted.matched) {
-      result.message = take_payload(posted.message.cookie);
+      result.message = take(posted.message);
     } else {
       result.handle = posted.handle;
     }
@@ -78,43 +78,70 @@ class MatchingState {
     return taken(matcher_.cancel_unexpected(context, source, sender_request_id));
   }
 
-  // A queued message's payload, left in place (the envelope from probe()).
-  const PendingMessage& queued(const matching::IncomingMessage& envelope) const {
-    return *payloads_.at(envelope.cookie);
-  }
+  // A queued message (the envelope from probe()), left in place: every
+  // field but its data.
+  PendingMessage queued(const matching::IncomingMessage& envelope) const;
 
-  std::size_t queued_count() const { return payloads_.size(); }
+  std::size_t queued_count() const { return kept_.live(); }
 
   // What the queued messages hold in this process's memory, in bytes: the
   // engine's bound on what its helper thread takes in (Config's
-  // unexpected_limit) is on this. Each message counts its payload and
-  // kQueuedMessageBytes for the rest (matching_state_test measures the heap
-  // one costs and checks this is not less).
-  static constexpr std::size_t kQueuedMessageBytes = 480;
+  // unexpected_limit) is on this. Each message counts kQueuedMessageBytes
+  // (its node in the matcher, 80 bytes, its Kept slot here, 32, and both
+  // pools' free-list entries; matching_state_test measures the heap one
+  // costs, 105-119 bytes, and checks this is not less) and its data when
+  // that does not fit the slot. It was about 460 bytes before issue 31
+  // (a map entry, a PendingMessage and a vector per message, and an index
+  // by request id).
+  static constexpr std::size_t kQueuedMessageBytes = 128;
   std::size_t held_bytes() const { return held_bytes_; }
   std::size_t held_peak() const { return held_peak_; }
 
  private:
-  std::unique_ptr<PendingMessage> take_payload(std::uint64_t cookie) {
-    auto it = payloads_.find(cookie);
-    assert(it != payloads_.end());
-    std::unique_ptr<PendingMessage> message = std::move(it->second);
-    payloads_.erase(it);
-    held_bytes_ -= held_by(*message);
-    return message;
-  }
+  // Data up to this many bytes stays in the slot (an 8-byte message's).
+  static constexpr std::size_t kInlineBytes = 16;
+  // One queued message's part beyond its envelope: 32 bytes.
+  struct Kept {
+    std::int32_t origin = 0;
+    std::uint32_t slot_expected = 0;
+    std::uint32_t size = 0;  // bytes of data
+    MessageType type = MessageType::kEager;
+    bool synchronous = false;
+    std::uint8_t slot = 0;
+    bool on_heap = false;  // data in `heap` (an RTS's, or too long to fit)
+    union {
+      std::uint8_t bytes[kInlineBytes];
+      struct {
+        std::uint8_t* data;
+        std::uint64_t remote_address;
+      } heap;
+    };
+    Kept() : bytes{} {}
+    // The pool's chunks die with the state: a message still queued then
+    // frees its own data.
+    ~Kept() {
+      if (on_heap) delete[] heap.data;
+    }
+    Kept(const Kept&) = delete;
+    Kept& operator=(const Kept&) = delete;
+    std::span<const std::uint8_t> data() const { return {on_heap ? heap.data : bytes, size}; }
+  };
 
+  static std::uint32_t slot_of(std::uint64_t cookie) {
+    return static_cast<std::uint32_t>(cookie - 1);
+  }
+  static_assert(sizeof(Kept) == 32);
+  std::size_t held_by(const Kept& k) const {
+    return kQueuedMessageBytes + (k.on_heap ? k.size : 0);
+  }
+  // The whole message, out of the pool.
+  std::unique_ptr<PendingMessage> take(const matching::IncomingMessage& envelope);
   std::unique_ptr<PendingMessage> taken(const std::optional<matching::IncomingMessage>& envelope) {
-    return envelope ? take_payload(envelope->cookie) : nullptr;
-  }
-
-  static std::size_t held_by(const PendingMessage& message) {
-    return kQueuedMessageBytes + message.data.capacity();
+    return envelope ? take(*envelope) : nullptr;
   }
 
   matching::NicMatcher matcher_{0};
-  std::unordered_map<std::uint64_t, std::unique_ptr<PendingMessage>> payloads_;
-  std::uint64_t next_cookie_ = 1;
+  matching::NodePool<Kept> kept_;
   std::size_t held_bytes_ = 0;
   std::size_t held_peak_ = 0;
 };

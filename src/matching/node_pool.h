@@ -26,6 +26,13 @@ class NodePool {
     return slot;
   }
 
+  // The slot the next allocate() returns (growing the pool if it must),
+  // for a caller that names a node before it makes it.
+  std::uint32_t next() {
+    if (free_.empty()) grow();
+    return free_.back();
+  }
+
   void release(std::uint32_t slot) {
     free_.push_back(slot);
     --live_;

@@ -10,51 +10,45 @@ std::array<BinKey, 4> UnexpectedQueue::bin_keys(const Envelope& e) {
 }
 
 void UnexpectedQueue::push(const IncomingMessage& message) {
-  std::uint32_t slot = pool_.allocate();
-  Node& node = pool_.at(slot);
-  node.message = message;
-  node.slot = slot;
+  const std::uint32_t slot = pool_.allocate();
+  pool_.at(slot).message = message;
   auto keys = bin_keys(message.envelope);
   for (std::size_t kind = 0; kind < keys.size(); ++kind) {
-    bins_.for_insert(keys[kind]).push_back(&node, kind);
+    bins_.for_insert(keys[kind]).push_back(pool_, slot, kind);
   }
-  const Envelope& e = message.envelope;
-  by_request_[RequestKey{e.context, e.source, message.sender_request_id}].push_back(&node,
-                                                                                    kRequestHook);
 }
 
 const IncomingMessage* UnexpectedQueue::peek(const ReceivePattern& pattern) const {
   const auto* bin = bins_.find(BinKey{pattern.context, pattern.source, pattern.tag});
-  return bin == nullptr ? nullptr : &bin->front()->message;
+  return bin == nullptr ? nullptr : &pool_.at(bin->front()).message;
 }
 
 std::optional<IncomingMessage> UnexpectedQueue::take(const ReceivePattern& pattern) {
   auto* bin = bins_.find(BinKey{pattern.context, pattern.source, pattern.tag});
   if (bin == nullptr) return std::nullopt;
-  return remove(*bin->front());
+  return remove(bin->front());
 }
 
 std::optional<IncomingMessage> UnexpectedQueue::take_by_sender_request(
     ContextId context, Rank source, std::uint64_t sender_request_id) {
-  auto* list = by_request_.find(RequestKey{context, source, sender_request_id});
-  if (list == nullptr) return std::nullopt;
-  return remove(*list->back());  // newest first
+  const auto* bin = bins_.find(BinKey{context, source, kAnyTag});
+  if (bin == nullptr) return std::nullopt;
+  for (std::uint32_t slot = bin->back(); slot != kNoSlot;
+       slot = pool_.at(slot).hooks[kSourceHook].prev) {  // newest first
+    if (pool_.at(slot).message.sender_request_id == sender_request_id) return remove(slot);
+  }
+  return std::nullopt;
 }
 
-std::optional<IncomingMessage> UnexpectedQueue::remove(Node& node) {
-  const Envelope& e = node.message.envelope;
-  auto keys = bin_keys(e);
+std::optional<IncomingMessage> UnexpectedQueue::remove(std::uint32_t slot) {
+  const IncomingMessage message = pool_.at(slot).message;
+  auto keys = bin_keys(message.envelope);
   for (std::size_t kind = 0; kind < keys.size(); ++kind) {
     auto* bin = bins_.find(keys[kind]);
-    bin->remove(&node, kind);
+    bin->remove(pool_, slot, kind);
     if (bin->empty()) bins_.emptied();
   }
-  const RequestKey request{e.context, e.source, node.message.sender_request_id};
-  auto* list = by_request_.find(request);
-  list->remove(&node, kRequestHook);
-  if (list->empty()) by_request_.erase(request);
-  IncomingMessage message = node.message;
-  pool_.release(node.slot);
+  pool_.release(slot);
   return message;
 }
 

@@ -4,8 +4,10 @@
 // (c,s,ANY) and (c,ANY,ANY), each bin a FIFO in arrival order. A receive
 // pattern, wildcards included, is itself one of those keys, so the earliest
 // matching message is the head of exactly one bin: one lookup whatever the
-// depth. A fifth list per (context, source, sender request id) serves send
-// cancel, searched newest-first as the IMPI protocol requires.
+// depth. Send cancel searches the (c,s,ANY) bin newest-first, as the IMPI
+// protocol requires: a walk through that sender's queued messages, where
+// an index by request id cost every queued message about 100 bytes
+// (a flood queues millions; a cancel is rare).
 #pragma once
 
 #include <array>
@@ -14,8 +16,8 @@
 
 #include "matching/bin_table.h"
 #include "matching/envelope.h"
-#include "matching/intrusive_list.h"
 #include "matching/node_pool.h"
+#include "matching/slot_list.h"
 
 namespace tagwire::matching {
 
@@ -37,33 +39,21 @@ class UnexpectedQueue {
   std::size_t size() const { return pool_.live(); }
 
  private:
-  static constexpr std::size_t kRequestHook = 4;
+  // The hook of the (c,s,ANY) bin, which send cancel walks.
+  static constexpr std::size_t kSourceHook = 2;
 
+  // 80 bytes: the envelope's 40 and four slot hooks.
   struct Node {
     IncomingMessage message;
-    std::uint32_t slot = 0;
-    std::array<ListHook<Node>, 5> hooks;  // 0..3: bins by pattern kind; 4: request index
-  };
-
-  struct RequestKey {
-    ContextId context;
-    Rank source;
-    std::uint64_t sender_request_id;
-    friend bool operator==(const RequestKey&, const RequestKey&) = default;
-  };
-  struct RequestKeyHash {
-    std::size_t operator()(const RequestKey& k) const {
-      return hash_words(k.context, k.source, k.sender_request_id);
-    }
+    std::array<SlotHook, 4> hooks;  // bins by pattern kind
   };
 
   // The four bin keys a message belongs to, in pattern_kind() order.
   static std::array<BinKey, 4> bin_keys(const Envelope& e);
-  std::optional<IncomingMessage> remove(Node& node);
+  std::optional<IncomingMessage> remove(std::uint32_t slot);
 
   NodePool<Node> pool_;
-  KeptBins<BinKey, IntrusiveList<Node>, BinKeyHash> bins_;
-  BinTable<RequestKey, IntrusiveList<Node>, RequestKeyHash> by_request_;
+  KeptBins<BinKey, SlotList, BinKeyHash> bins_;
 };
 
 }  // namespace tagwire::matching

@@ -19,12 +19,10 @@ void arrive(MatchingState& state, int source, int tag, std::uint64_t sender_id, 
   matching::IncomingMessage incoming{{7, source, tag}, sender_id, 1, state.next_cookie()};
   auto arrival = state.matcher().on_untagged(incoming);
   ASSERT_FALSE(arrival.matched);
-  auto message = std::make_unique<PendingMessage>();
-  message->source = source;
-  message->tag = tag;
-  message->sender_request_id = sender_id;
-  message->data = {byte};
-  state.keep(incoming.cookie, std::move(message));
+  PendingMessage message;
+  message.origin = source + 100;
+  const std::uint8_t data[] = {byte};
+  state.keep(incoming.cookie, message, data);
 }
 
 TEST(MatchingState, EveryWayOutTakesThePayloadWithTheEnvelope) {
@@ -38,7 +36,7 @@ TEST(MatchingState, EveryWayOutTakesThePayloadWithTheEnvelope) {
   // A probe leaves it; its payload is there to read.
   auto head = state.matcher().probe({7, 2, matching::kAnyTag});
   ASSERT_TRUE(head.has_value());
-  EXPECT_EQ(state.queued(*head).data[0], 0xb2);
+  EXPECT_EQ(state.queued(*head).origin, 102);
 
   auto posted = state.post_receive({7, 1, matching::kAnyTag}, 55);
   ASSERT_NE(posted.message, nullptr) << "a queued message matched, yet no payload came";
@@ -95,11 +93,8 @@ TEST(MatchingState, HeldBytesCoverTheHeapAQueuedMessageTakes) {
         // An 8-byte message: one sender and tag, each its own request id.
         matching::IncomingMessage incoming{{7, 1, 5}, i, 8, state.next_cookie()};
         ASSERT_FALSE(state.matcher().on_untagged(incoming).matched);
-        auto message = std::make_unique<PendingMessage>();
-        message->sender_request_id = i;
-        message->length = 8;
-        message->data.assign(8, 0x5a);
-        state.keep(incoming.cookie, std::move(message));
+        const std::uint8_t data[8] = {0x5a};
+        state.keep(incoming.cookie, PendingMessage{}, data);
       }
       const std::size_t heap = heap_in_use() - before;
       const double per_message = static_cast<double>(heap) / static_cast<double>(depth);
@@ -112,7 +107,7 @@ TEST(MatchingState, HeldBytesCoverTheHeapAQueuedMessageTakes) {
         ASSERT_NE(state.post_receive({7, 1, 5}, 1000 + i).message, nullptr);
       }
       EXPECT_EQ(state.held_bytes(), 0u) << "a taken message still counted";
-      EXPECT_EQ(state.held_peak(), MatchingState::kQueuedMessageBytes * depth + 8 * depth);
+      EXPECT_EQ(state.held_peak(), MatchingState::kQueuedMessageBytes * depth);
     }
   }
 }

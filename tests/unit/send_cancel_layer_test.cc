@@ -77,12 +77,9 @@ Header cancel_request(std::uint64_t sender_id, std::uint64_t canceller) {
 void queue_message(engine::MatchingState& state, std::uint64_t sender_id) {
   matching::IncomingMessage incoming{{7, 1, 5}, sender_id, 1, state.next_cookie()};
   ASSERT_FALSE(state.matcher().on_untagged(incoming).matched);
-  auto message = std::make_unique<engine::PendingMessage>();
-  message->origin = 1;
-  message->source = 1;
-  message->tag = 5;
-  message->sender_request_id = sender_id;
-  state.keep(incoming.cookie, std::move(message));
+  engine::PendingMessage message;
+  message.origin = 1;
+  state.keep(incoming.cookie, message, {});
 }
 
 TEST(SendCancelFactory, PicksTheModeTheConfigNames) {
