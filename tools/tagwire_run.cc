@@ -183,18 +183,61 @@ bool parse_options(int argc, char** argv, Options* o) {
   return true;
 }
 
+// One rank's stdout or stderr under --tag-output: the start of a line is
+// held until its end arrives, so that lines of different ranks do not mix;
+// but never more than kHeldLine bytes of it: a longer line goes out in
+// pieces as it comes (a 300 MB line without a newline once took 528 MB and
+// 73 s, held whole and searched from its start on every read).
+struct TaggedStream {
+  static constexpr std::size_t kHeldLine = 64 * 1024;
+  std::string held;       // the line's start, not yet written
+  bool mid_line = false;  // this line's prefix and first bytes are out
+
+  // Writes the complete lines in `bytes` with the rank's prefix; holds or
+  // writes the rest. Time linear in `bytes`.
+  void take(FILE* sink, std::size_t rank, const char* bytes, std::size_t n) {
+    while (n > 0) {
+      const auto* end = static_cast<const char*>(std::memchr(bytes, '\n', n));
+      if (end == nullptr) {
+        held.append(bytes, n);
+        if (held.size() >= kHeldLine) write_held(sink, rank, false);
+        return;
+      }
+      const auto line = static_cast<std::size_t>(end - bytes);
+      held.append(bytes, line);
+      write_held(sink, rank, true);
+      bytes += line + 1;
+      n -= line + 1;
+    }
+  }
+  // At the stream's end: what is left, as a last line.
+  void finish(FILE* sink, std::size_t rank) {
+    if (!held.empty() || mid_line) write_held(sink, rank, true);
+  }
+
+ private:
+  void write_held(FILE* sink, std::size_t rank, bool end_of_line) {
+    if (!mid_line) std::fprintf(sink, "[%zu] ", rank);
+    std::fwrite(held.data(), 1, held.size(), sink);
+    if (end_of_line) std::fputc('\n', sink);
+    mid_line = !end_of_line;
+    held.clear();
+  }
+};
+
 struct Rank {
   pid_t pid = -1;
   bool running = false;
   int out_fd = -1;  // --tag-output pipes
   int err_fd = -1;
-  std::string out_partial, err_partial;
+  TaggedStream out, err;
 };
 
 struct Client {
   int rank = -1;  // -1 until its hello is accepted
   bool has_part = false;
   std::vector<std::uint8_t> part;
+  FrameReader reader;  // its frames, as their bytes arrive
 };
 
 class Launcher {
@@ -356,9 +399,11 @@ class Launcher {
     for (;;) {
       int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) return;
-      // A client that stalls mid-frame must not freeze the launcher.
+      // Reads never wait (FrameReader): a client that stalls mid-frame
+      // holds up nobody. Writes still do, for a rank that does not read its
+      // answer: at most this long.
       timeval tv{5, 0};
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
       clients_[fd] = Client{};
     }
   }
@@ -374,15 +419,31 @@ class Launcher {
     }
   }
 
+  // What a client sent: every whole frame in it, then its end if it closed.
   void handle_client(int fd) {
-    auto frame = read_frame(fd);
-    Client& c = clients_[fd];
-    if (!frame) {
-      drop_client(fd, frame.status().message());
+    auto closed = clients_[fd].reader.read_available(fd);
+    if (!closed) {
+      drop_client(fd, closed.status().message());
       return;
     }
+    for (;;) {
+      auto it = clients_.find(fd);
+      if (it == clients_.end()) return;  // refused or dropped by a frame
+      auto frame = it->second.reader.next();
+      if (!frame) {
+        drop_client(fd, frame.status().message());
+        return;
+      }
+      if (!frame->has_value()) break;
+      handle_frame(fd, std::move(**frame));
+    }
+    if (*closed) drop_client(fd, "bootstrap connection closed");
+  }
+
+  void handle_frame(int fd, std::vector<std::uint8_t> frame) {
+    Client& c = clients_[fd];
     if (c.rank < 0) {
-      auto hello = local_bootstrap::parse_hello(*frame);
+      auto hello = local_bootstrap::parse_hello(frame);
       // Each refusal says which it was: a rank that had the key and joined
       // twice was once told it had no key.
       const char* refusal = nullptr;
@@ -406,7 +467,7 @@ class Launcher {
       stop_if_never_joined();
       return;
     }
-    if (auto code = local_bootstrap::parse_abort(*frame, key_)) {
+    if (auto code = local_bootstrap::parse_abort(frame, key_)) {
       // MPI_Abort: its code is the job's status, whatever the rank's own
       // exit (and its closing socket) looks like by the time it is seen.
       abort_job(c.rank, *code);
@@ -423,7 +484,7 @@ class Launcher {
       return;
     }
     c.has_part = true;
-    c.part = std::move(frame).value();
+    c.part = std::move(frame);
     if (++round_parts_ == o_.ranks) answer_round();
   }
 
@@ -447,19 +508,13 @@ class Launcher {
       Rank& rank = ranks_[r];
       bool is_out = fd == rank.out_fd;
       if (!is_out && fd != rank.err_fd) continue;
-      std::string& partial = is_out ? rank.out_partial : rank.err_partial;
+      TaggedStream& stream = is_out ? rank.out : rank.err;
       FILE* sink = is_out ? stdout : stderr;
       char buf[65536];
       ssize_t n = ::read(fd, buf, sizeof(buf));
-      if (n > 0) partial.append(buf, static_cast<std::size_t>(n));
-      std::size_t pos;
-      while ((pos = partial.find('\n')) != std::string::npos) {
-        std::fprintf(sink, "[%zu] %.*s\n", r, static_cast<int>(pos), partial.data());
-        partial.erase(0, pos + 1);
-      }
+      if (n > 0) stream.take(sink, r, buf, static_cast<std::size_t>(n));
       if (n <= 0) {  // EOF: flush what is left
-        if (!partial.empty()) std::fprintf(sink, "[%zu] %s\n", r, partial.c_str());
-        partial.clear();
+        stream.finish(sink, r);
         ::close(fd);
         (is_out ? rank.out_fd : rank.err_fd) = -1;
       }

@@ -1,5 +1,6 @@
 #include "bootstrap/frame_io.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,6 +64,42 @@ Result<std::vector<std::uint8_t>> read_frame(int fd) {
   std::vector<std::uint8_t> payload(length);
   TAGWIRE_RETURN_IF_ERROR(read_all(fd, payload.data(), length));
   return payload;
+}
+
+Result<bool> FrameReader::read_available(int fd) {
+  if (start_ > 0 && start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = 0;
+  }
+  for (;;) {
+    std::uint8_t chunk[65536];
+    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (n > 0) {
+      buffer_.insert(buffer_.end(), chunk, chunk + n);
+      continue;
+    }
+    if (n == 0) return true;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    return Status(ErrorCode::kPeerFailed,
+                  std::string("bootstrap read failed: ") + std::strerror(errno));
+  }
+}
+
+Result<std::optional<std::vector<std::uint8_t>>> FrameReader::next() {
+  std::uint32_t length = 0;
+  if (pending() < sizeof(length)) return std::optional<std::vector<std::uint8_t>>();
+  std::memcpy(&length, buffer_.data() + start_, sizeof(length));
+  if (length > kMaxFrame) return Status(ErrorCode::kProtocol, "bootstrap frame too large");
+  if (pending() < sizeof(length) + length) return std::optional<std::vector<std::uint8_t>>();
+  const auto* begin = buffer_.data() + start_ + sizeof(length);
+  std::vector<std::uint8_t> frame(begin, begin + length);
+  start_ += sizeof(length) + length;
+  if (start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = 0;
+  }
+  return std::optional<std::vector<std::uint8_t>>(std::move(frame));
 }
 
 std::vector<std::uint8_t> pack_table(const std::vector<std::vector<std::uint8_t>>& entries) {
