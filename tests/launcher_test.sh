@@ -117,6 +117,15 @@ check "another transport's setting refuses the job" 1 $((status != 0))
 check "the refusal names the setting and the transport" 0 $?
 [[ $out != *"before the error on rank"* ]]
 check "nothing ran under the refused setting" 0 $?
+# A UCX device that is not there fails MPI_Init, naming it and what UCX
+# has (it used to start, then fail the first message as "rank -1").
+out=$(env TAGWIRE_TRANSPORT=ucx UCX_TLS=tcp,self UCX_NET_DEVICES=lo,bogus0 "$run" -n 2 -- "$fatal" 2>&1)
+status=$?
+check "a UCX device that is not there refuses the job" 1 $((status != 0))
+[[ $out == *"MPI_Init failed: config: UCX_NET_DEVICES=lo,bogus0 names bogus0, which UCX does not have on this host; it has: "*lo* ]]
+check "the refusal names the missing device and the ones there are" 0 $?
+[[ $out != *"before the error on rank"* ]]
+check "nothing ran on a missing device" 0 $?
 out=$(env TAGWIRE_CC=gcc UCX_TLS=sm,self "$run" -n 2 -- "$fatal" 2>&1)
 [[ $out == *"before the error on rank 0"* ]]
 check "TAGWIRE_CC is left to the compiler wrapper" 0 $?

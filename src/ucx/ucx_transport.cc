@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "ucx/ucx_devices.h"
 #include "ucx/ucx_handles.h"
 #include "ucx/ucx_status.h"
 
@@ -478,6 +479,13 @@ Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOpti
   // (no overwrite); this runs in MPI_Init, before the application's threads.
   // Only where TCP may load: UCX warns about a variable nothing read.
   if (tls_may_include_tcp(std::getenv("UCX_TLS"))) ::setenv("UCX_TCP_TX_SEG_SIZE", "64k", 0);
+  // A device name UCX lacks fails here, not at the first message.
+  if (const char* devices = std::getenv("UCX_NET_DEVICES");
+      devices != nullptr && std::string_view(devices) != "all") {
+    auto known = ucx_device_names();
+    if (!known) return known.status();
+    TAGWIRE_RETURN_IF_ERROR(check_net_devices(devices, *known));
+  }
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) return ucx_error("ucp_config_read", s);
