@@ -166,6 +166,15 @@ done
 out=$("$run" -n 3 --timeout 60 "$no_finalize" 3 2>&1)
 check "exit(3) without MPI_Finalize: status 3" 3 $?
 check "... the barrier never completed" 0 "$(grep -c 'passed a barrier' <<<"$out")"
+# _exit(0): no exit handler runs, so the launcher must see it (the rank
+# never said MPI_Finalize was done).
+start=$SECONDS
+out=$("$run" -n 3 --timeout 60 "$no_finalize" _exit 2>&1)
+check "_exit(0) without MPI_Finalize: status 1" 1 $?
+check "... the launcher says which rank and why" 1 \
+  "$(grep -c 'rank 1 (pid [0-9]*) exited (status 0) without MPI_Finalize' <<<"$out")"
+check "... the barrier never completed (_exit)" 0 "$(grep -c 'passed a barrier' <<<"$out")"
+check "... within 10 s (_exit)" 1 "$(((SECONDS - start) < 10))"
 # Leaving before MPI_Init (status 0): the others would wait in MPI_Init.
 start=$SECONDS
 out=$("$run" -n 3 --timeout 60 sh -c '[ "$TAGWIRE_BOOT_RANK" = 1 ] && exit 0; exec "$0"' "$no_finalize" 2>&1)

@@ -467,6 +467,10 @@ class Launcher {
       stop_if_never_joined();
       return;
     }
+    if (local_bootstrap::is_goodbye(frame, key_)) {
+      finalized_.insert(c.rank);  // its exit of 0 is the job's normal end
+      return;
+    }
     if (auto code = local_bootstrap::parse_abort(frame, key_)) {
       // MPI_Abort: its code is the job's status, whatever the rank's own
       // exit (and its closing socket) looks like by the time it is seen.
@@ -574,6 +578,13 @@ class Launcher {
           rank_died(static_cast<int>(r), code, who + what);
         } else if (code != 0 && !stopping_) {
           fail(static_cast<int>(r), code, who + what);
+        } else if (code == 0 && !stopping_ && joined_.count(static_cast<int>(r)) != 0 &&
+                   !said_goodbye(static_cast<int>(r))) {
+          // Joined, and gone without MPI_Finalize past every exit handler
+          // (_exit, or a crash of the handler itself): the others would
+          // wait for it for ever.
+          fail(static_cast<int>(r), 1,
+               who + "exited (status 0) without MPI_Finalize: the job cannot finish");
         } else if (code == 0 && joined_.count(static_cast<int>(r)) == 0) {
           // Gone without joining: fine for a program that is not MPI, but
           // ranks that are in MPI_Init would wait for it for ever.
@@ -582,6 +593,15 @@ class Launcher {
         }
       }
     }
+  }
+
+  // Whether rank r said MPI_Finalize was done; its GOODBYE may still be in
+  // its socket when its exit is seen first: read what it sent.
+  bool said_goodbye(int r) {
+    if (finalized_.count(r) != 0) return true;
+    const int fd = joined_[r];
+    if (clients_.count(fd) != 0) handle_client(fd);
+    return finalized_.count(r) != 0;
   }
 
   // A rank left (status 0) before joining while another rank joined, or
@@ -684,6 +704,7 @@ class Launcher {
   std::map<int, Client> clients_;
   std::map<int, int> joined_;    // rank -> fd
   std::set<int> left_unjoined_;  // ranks that exited 0 without joining
+  std::set<int> finalized_;      // ranks whose MPI_Finalize is done (GOODBYE)
   int round_parts_ = 0;
   bool stopping_ = false;
   std::vector<int> cpus_;  // the CPUs this launcher may use, in order

@@ -104,6 +104,18 @@ std::optional<std::int32_t> parse_abort(std::span<const std::uint8_t> frame,
   return code;
 }
 
+std::vector<std::uint8_t> make_goodbye(std::span<const std::uint8_t> key) {
+  std::vector<std::uint8_t> frame(4 + key.size());
+  std::memcpy(frame.data(), kGoodbyeMagic, 4);
+  std::memcpy(frame.data() + 4, key.data(), key.size());
+  return frame;
+}
+
+bool is_goodbye(std::span<const std::uint8_t> frame, std::span<const std::uint8_t> key) {
+  return frame.size() == 4 + key.size() && std::memcmp(frame.data(), kGoodbyeMagic, 4) == 0 &&
+         std::memcmp(frame.data() + 4, key.data(), key.size()) == 0;
+}
+
 std::string key_to_hex(std::span<const std::uint8_t> key) {
   static const char digits[] = "0123456789abcdef";
   std::string out;
@@ -171,6 +183,7 @@ class LocalBootstrap final : public Bootstrap {
     (void)write_frame(fd_, make_abort(code, key_));
   }
   bool abort_ends_every_rank() const override { return true; }
+  void finalized() override { (void)write_frame(fd_, make_goodbye(key_)); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::uint64_t job_token() const override { return token_; }

@@ -52,6 +52,10 @@ class Bootstrap {
   // first, so that the launcher names the rank that asked rather than the
   // first peer the ABORT message ended.
   virtual bool abort_ends_every_rank() const { return false; }
+  // MPI_Finalize is done: a launcher that watches its ranks (tagwire-run)
+  // takes a later exit of 0 as a normal end, and one without this as a rank
+  // that left the job (an _exit that no exit handler saw).
+  virtual void finalized() {}
 };
 
 // Who started this process, read from its environment (the list above).
@@ -92,6 +96,12 @@ std::vector<std::uint8_t> make_abort(std::int32_t code, std::span<const std::uin
 // The code, if `frame` is an abort request with `key`.
 std::optional<std::int32_t> parse_abort(std::span<const std::uint8_t> frame,
                                         std::span<const std::uint8_t> key);
+
+// GOODBYE frame, rank to launcher once MPI_Finalize is done: magic, the
+// job key.
+inline constexpr char kGoodbyeMagic[4] = {'T', 'W', 'F', '1'};
+std::vector<std::uint8_t> make_goodbye(std::span<const std::uint8_t> key);
+bool is_goodbye(std::span<const std::uint8_t> frame, std::span<const std::uint8_t> key);
 
 // HELLO frame: magic, rank (u32), key (kKeyBytes).
 std::vector<std::uint8_t> make_hello(std::uint32_t rank, std::span<const std::uint8_t> key);

@@ -296,6 +296,7 @@ Status Engine::finalize() {
   // the program did not free, any more.
   if (send_cancel_ != nullptr) send_cancel_->close();
   windows_.clear();
+  bootstrap_->finalized();
   return result;
 }
 
