@@ -86,28 +86,6 @@ Result<bool> parse_bool(std::string_view what, std::string_view text) {
   return bad_setting(what, text, "one of 1 0 yes no on off true false");
 }
 
-Result<std::chrono::milliseconds> parse_duration(std::string_view what, std::string_view text) {
-  constexpr std::string_view kExpected =
-      "a duration such as 500ms, 10s or 2m (bare number: seconds)";
-  std::string_view suffix;
-  auto number = parse_number(what, text, kExpected, &suffix);
-  if (!number) return number.status();
-  std::string s = lower_case(suffix);
-  unsigned long long ms_per_unit = 0;
-  if (s.empty() || s == "s") {
-    ms_per_unit = 1000;
-  } else if (s == "ms") {
-    ms_per_unit = 1;
-  } else if (s == "m" || s == "min") {
-    ms_per_unit = 60'000;
-  } else {
-    return bad_setting(what, text, kExpected);
-  }
-  constexpr unsigned long long kMax = 7ull * 24 * 3600 * 1000;  // a week is plenty
-  if (*number > kMax / ms_per_unit) return bad_setting(what, text, "a duration of at most a week");
-  return std::chrono::milliseconds(static_cast<long long>(*number * ms_per_unit));
-}
-
 const SettingInfo* find_setting(std::span<const SettingTable> tables, std::string_view name) {
   for (SettingTable table : tables) {
     for (const SettingInfo* s : table) {

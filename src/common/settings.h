@@ -13,7 +13,6 @@
 // wrapper's), belong to others and are not checked.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <map>
 #include <span>
@@ -92,7 +91,6 @@ Status bad_setting(std::string_view what, std::string_view text, std::string_vie
 // `what` in its error.
 Result<std::size_t> parse_size(std::string_view what, std::string_view text);
 Result<bool> parse_bool(std::string_view what, std::string_view text);
-Result<std::chrono::milliseconds> parse_duration(std::string_view what, std::string_view text);
 
 // A setting whose values are names ("auto on off"), case-insensitive.
 template <typename Enum>

@@ -6,7 +6,9 @@
 #include <malloc.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/allocator_interface.h>
+// The sanitizers' allocators count for themselves (declared here: GCC
+// ships no header for it).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #define TAGWIRE_SANITIZER_HEAP 1
 #endif
 

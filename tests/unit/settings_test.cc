@@ -98,9 +98,6 @@ TEST(SettingParsers, SizesBoolsDurationsAndNames) {
   EXPECT_TRUE(*parse_bool("x", "ON"));
   EXPECT_FALSE(*parse_bool("x", "0"));
   EXPECT_FALSE(parse_bool("x", "2").is_ok());
-  EXPECT_EQ(*parse_duration("x", "2m"), std::chrono::milliseconds(120000));
-  EXPECT_EQ(*parse_duration("x", "7"), std::chrono::milliseconds(7000));
-  EXPECT_FALSE(parse_duration("x", "5h").is_ok());
   enum class Color { kRed, kBlue };
   constexpr EnumName<Color> kColors[] = {{"red", Color::kRed}, {"blue", Color::kBlue}};
   EXPECT_EQ(*parse_enum("x", "BLUE", kColors), Color::kBlue);
