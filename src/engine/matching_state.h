@@ -100,6 +100,11 @@ class MatchingState {
  private:
   // Data up to this many bytes stays in the slot (an 8-byte message's).
   static constexpr std::size_t kInlineBytes = 16;
+  // Data that does not fit a slot, and an RTS's address beside it.
+  struct HeapData {
+    std::uint8_t* data;
+    std::uint64_t remote_address;
+  };
   // One queued message's part beyond its envelope: 32 bytes.
   struct Kept {
     std::int32_t origin = 0;
@@ -111,10 +116,7 @@ class MatchingState {
     bool on_heap = false;  // data in `heap` (an RTS's, or too long to fit)
     union {
       std::uint8_t bytes[kInlineBytes];
-      struct {
-        std::uint8_t* data;
-        std::uint64_t remote_address;
-      } heap;
+      HeapData heap;
     };
     Kept() : bytes{} {}
     // The pool's chunks die with the state: a message still queued then
