@@ -95,6 +95,33 @@ class Column:
         return points
 
 
+def build_with(cc, src, out):
+    """`src` (a C MPI program of bench/mpi) built by an MPI's compiler wrapper."""
+    subprocess.run([cc, "-O2", "-Wall", "-Werror", src, "-o", out], check=True)
+    return out
+
+
+def run_extra(name, what, rep, argv, env, timeout, valid):
+    """One run of an extra program (--crowd, --flood): the fields of its
+    output, or None once a peer's hang or failure is listed under the table
+    (ours fails the whole run, loudly)."""
+    ours = name.startswith("tagwire")
+    try:
+        out = run_job(argv, dict(os.environ, **env), timeout)
+    except subprocess.TimeoutExpired:
+        if ours:
+            raise
+        FAILURES.append(f"{name} {what}, rep {rep + 1}: timed out")
+        return None
+    f = out.stdout.split()
+    if out.returncode != 0 or not valid(f):
+        if ours:
+            raise RuntimeError(f"{name}: {what} failed:\n{out.stderr[-2000:]}")
+        FAILURES.append(f"{name} {what}, rep {rep + 1}: exit {out.returncode}")
+        return None
+    return f
+
+
 def run_job(argv, env, timeout):
     """Runs a launcher and its ranks in their own process group, so that a
     timeout takes the ranks down too, not only the launcher."""
@@ -477,8 +504,7 @@ def main():
     for mpi, cc in (("openmpi", "mpicc.openmpi"), ("mpich", "mpicc.mpich")):
         if mpi not in peers:
             continue
-        binaries[mpi] = os.path.join(a.out, f"osu_p2p.{mpi}")
-        subprocess.run([cc, "-O2", "-Wall", "-Werror", src, "-o", binaries[mpi]], check=True)
+        binaries[mpi] = build_with(cc, src, os.path.join(a.out, f"osu_p2p.{mpi}"))
     columns, names = {}, {}
     for t in transports:
         if t == "rxe":  # our verbs transport, and our engine over UCX rc_verbs
@@ -534,8 +560,7 @@ def crowd_rows(a):
     """bench/mpi/alltoall_any with a.crowd ranks on this machine's cores: Tagwire
     on its shared memory and on UCX's, and Open MPI (vader), interleaved."""
     src = os.path.join(ROOT, "bench", "mpi", "alltoall_any.c")
-    ompi = os.path.join(a.out, "alltoall_any.openmpi")
-    subprocess.run(["mpicc.openmpi", "-O2", "-Wall", "-Werror", src, "-o", ompi], check=True)
+    ompi = build_with("mpicc.openmpi", src, os.path.join(a.out, "alltoall_any.openmpi"))
     run = [os.path.join(a.build, "tools", "tagwire-run"), "-n", str(a.crowd)]
     ours = os.path.join(a.build, "bench", "alltoall_any")
     cols = [("tagwire", run + [ours], tagwire_env("shm")),
@@ -546,18 +571,8 @@ def crowd_rows(a):
     seconds = {name: [] for name, _, _ in cols}
     for rep in range(a.reps):
         for name, argv, env in cols:
-            try:
-                out = run_job(argv, dict(os.environ, **env), a.timeout)
-            except subprocess.TimeoutExpired:
-                if name.startswith("tagwire"):
-                    raise
-                FAILURES.append(f"{name} alltoall_any, rep {rep + 1}: timed out")
-                continue
-            f = out.stdout.split()
-            if out.returncode != 0 or len(f) < 7:
-                if name.startswith("tagwire"):
-                    raise RuntimeError(f"{name}: alltoall_any failed:\n{out.stderr[-2000:]}")
-                FAILURES.append(f"{name} alltoall_any, rep {rep + 1}: exit {out.returncode}")
+            f = run_extra(name, "alltoall_any", rep, argv, env, a.timeout, lambda f: len(f) >= 7)
+            if f is None:
                 continue
             seconds[name].append(float(f[5]))
             log(f"    crowd {name:15s} {f[5]} s")
@@ -581,8 +596,7 @@ def flood_rows(a, transports):
     binaries = {"tagwire": os.path.join(a.build, "bench", "flood")}
     for mpi, cc in (("openmpi", "mpicc.openmpi"), ("mpich", "mpicc.mpich")):
         if mpi in a.peers.split():
-            binaries[mpi] = os.path.join(a.out, f"flood.{mpi}")
-            subprocess.run([cc, "-O2", "-Wall", "-Werror", src, "-o", binaries[mpi]], check=True)
+            binaries[mpi] = build_with(cc, src, os.path.join(a.out, f"flood.{mpi}"))
     args = [str(a.flood), "8", "5"]
     rows = []
     for t in [t for t in transports if t in ("shm", "tcp")]:
@@ -595,20 +609,9 @@ def flood_rows(a, transports):
         for rep in range(a.reps):
             for c in cols:
                 binary = binaries["tagwire"] if c.name == "tagwire" else c.binary
-                argv = c.argv_prefix + [binary] + args
-                try:
-                    out = run_job(argv, dict(os.environ, **c.env), a.timeout)
-                except subprocess.TimeoutExpired:
-                    if c.name == "tagwire":
-                        raise
-                    FAILURES.append(f"{c.name} flood over {t}, rep {rep + 1}: timed out")
-                    continue
-                f = out.stdout.split()
-                if out.returncode != 0 or len(f) < 7 or f[0] != "flood":
-                    if c.name == "tagwire":
-                        raise RuntimeError(f"tagwire: flood failed:\n{out.stderr[-2000:]}")
-                    FAILURES.append(f"{c.name} flood over {t}, rep {rep + 1}: "
-                                    f"exit {out.returncode}")
+                f = run_extra(c.name, f"flood over {t}", rep, c.argv_prefix + [binary] + args,
+                              c.env, a.timeout, lambda f: len(f) >= 7 and f[0] == "flood")
+                if f is None:
                     continue
                 got[c.name][0].append(float(f[2]))
                 got[c.name][1].append(float(f[4]))

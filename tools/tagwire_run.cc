@@ -599,7 +599,7 @@ class Launcher {
   // its socket when its exit is seen first: read what it sent.
   bool said_goodbye(int r) {
     if (finalized_.count(r) != 0) return true;
-    const int fd = joined_[r];
+    const int fd = joined_.at(r);
     if (clients_.count(fd) != 0) handle_client(fd);
     return finalized_.count(r) != 0;
   }

@@ -67,10 +67,10 @@ Result<std::vector<std::uint8_t>> read_frame(int fd) {
 }
 
 Result<bool> FrameReader::read_available(int fd) {
-  if (start_ > 0 && start_ == buffer_.size()) {
-    buffer_.clear();
-    start_ = 0;
-  }
+  // The frames taken so far go before more bytes come: a client that sends
+  // frame after frame, each read ending mid-frame, keeps one frame here.
+  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(start_));
+  start_ = 0;
   for (;;) {
     std::uint8_t chunk[65536];
     const ssize_t n = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
@@ -95,10 +95,6 @@ Result<std::optional<std::vector<std::uint8_t>>> FrameReader::next() {
   const auto* begin = buffer_.data() + start_ + sizeof(length);
   std::vector<std::uint8_t> frame(begin, begin + length);
   start_ += sizeof(length) + length;
-  if (start_ == buffer_.size()) {
-    buffer_.clear();
-    start_ = 0;
-  }
   return std::optional<std::vector<std::uint8_t>>(std::move(frame));
 }
 

@@ -1,5 +1,7 @@
 #include "engine/matching_state.h"
 
+#include <cstring>
+
 namespace tagwire::engine {
 
 void MatchingState::keep(std::uint64_t cookie, const PendingMessage& message,

@@ -13,7 +13,6 @@
 
 #include <cassert>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -133,7 +132,7 @@ class MatchingState {
     return static_cast<std::uint32_t>(cookie - 1);
   }
   static_assert(sizeof(Kept) == 32);
-  std::size_t held_by(const Kept& k) const {
+  static std::size_t held_by(const Kept& k) {
     return kQueuedMessageBytes + (k.on_heap ? k.size : 0);
   }
   // The whole message, out of the pool.

@@ -11,6 +11,12 @@ namespace tagwire::ucx {
 
 namespace {
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 // The transport-layer resources of one memory domain, by device name.
 void add_devices_of(uct_component_h component, const char* md_name,
                     std::vector<std::string>* names) {
@@ -62,11 +68,9 @@ Status check_net_devices(const char* value, const std::vector<std::string>& know
     if (std::find(known.begin(), known.end(), name) == known.end()) missing.push_back(name);
   }
   if (missing.empty()) return Status::ok();
-  std::string message = "UCX_NET_DEVICES=" + std::string(value) + " names ";
-  for (std::size_t i = 0; i < missing.size(); ++i) message += (i ? ", " : "") + missing[i];
-  message += ", which UCX does not have on this host; it has: ";
-  for (std::size_t i = 0; i < known.size(); ++i) message += (i ? ", " : "") + known[i];
-  return {ErrorCode::kConfig, std::move(message)};
+  return {ErrorCode::kConfig,
+          "UCX_NET_DEVICES=" + std::string(value) + " names " + joined(missing) +
+              ", which UCX does not have on this host; it has: " + joined(known)};
 }
 
 }  // namespace tagwire::ucx
