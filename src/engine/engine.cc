@@ -798,6 +798,12 @@ void Engine::cancel_defer_header(int world_peer, const Header& h) {
 }
 
 Status Engine::send_header(int world_peer, const Header& h) {
+  auto issued = issue_header(world_peer, h, {});
+  return issued ? Status::ok() : issued.status();
+}
+
+Result<transport::Issued> Engine::issue_header(int world_peer, const Header& h,
+                                               transport::Completion done) {
   Header out = h;
   out.job_token = limits_.job_token;
   out.origin = world_->rank();
@@ -805,10 +811,9 @@ Status Engine::send_header(int world_peer, const Header& h) {
   // application computes (docs/architecture.md §4), and so must an abort;
   // everything else is polled for.
   const bool wake = (h.type == MessageType::kCancelRequest && (h.flags & kFlagCancelled) == 0) ||
-                    h.type == MessageType::kAbort;
-  auto issued = send_untagged(world_peer, encode(out), {}, {},
-                              wake ? transport::Delivery::kWake : transport::Delivery::kPolled);
-  return issued ? Status::ok() : issued.status();
+                    (h.type == MessageType::kAbort && (h.flags & kFlagAbortSeen) == 0);
+  return send_untagged(world_peer, encode(out), {}, done,
+                       wake ? transport::Delivery::kWake : transport::Delivery::kPolled);
 }
 
 // --------------------------------------------------------- arrivals
@@ -841,6 +846,11 @@ void Engine::on_message(std::span<const std::uint8_t> header,
       send_cancel_->on_cancel_reply(*decoded);
       break;
     case MessageType::kAbort:
+      if ((decoded->flags & kFlagAbortSeen) != 0) {
+        if (decoded->origin < static_cast<int>(abort_seen_.size()))
+          abort_seen_[decoded->origin] = 1;
+        break;
+      }
       on_abort(*decoded);
       break;
   }
@@ -862,29 +872,62 @@ void Engine::on_abort(const Header& h) {
                  world_->rank(), h.origin, code);
   }
   std::fflush(nullptr);  // the application's buffered output is not lost
+  // The aborting rank is told this rank ends with the code itself, so it
+  // need not have the launcher kill the job (abort_job). Given a few
+  // milliseconds to leave; if it does not, the aborting rank's backstop
+  // ends this rank.
+  Header seen;
+  seen.type = MessageType::kAbort;
+  seen.flags = kFlagAbortSeen;
+  bool sent = false;
+  transport::Completion done{[](void* ctx, const Status&) { *static_cast<bool*>(ctx) = true; },
+                             &sent};
+  auto issued = issue_header(h.origin, seen, done);
+  if (issued && *issued == transport::Issued::kDone) sent = true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  while (issued && !sent && std::chrono::steady_clock::now() < deadline) transport_->progress();
   std::_Exit(code == 0 ? 1 : code);
 }
 
+// Every live peer is told to end with the code (woken if it sleeps) and
+// answers that it does. Where the launcher ends every rank itself
+// (tagwire-run), it is asked first. Elsewhere its abort is only the
+// backstop for a peer that did not answer within kAbortAnswerWait (an
+// application computing with the cancel agent off): Slurm's PMI-2 abort
+// carries no code and kills the step, so a rank it kills exits with
+// status 137 however quickly it was ending with the code itself.
 void Engine::abort_job(int code, std::string_view why, bool left) {
+  constexpr auto kAbortAnswerWait = std::chrono::milliseconds(500);
   const bool launcher_first = bootstrap_->abort_ends_every_rank();
   if (launcher_first) bootstrap_->abort(code, why);
+  bool all_answered = true;
   {
     std::lock_guard lock(mutex_);
-    // Every live peer is told (woken if it sleeps), and the messages are
-    // given up to 100 ms to leave; where the launcher does not end every
-    // rank itself, its abort comes after, the backstop for a peer they do
-    // not reach (Slurm's PMI-2 abort carries no code: the ranks' exits do).
+    abort_seen_.assign(static_cast<std::size_t>(world_->size()), 0);
     Header h;
     h.type = MessageType::kAbort;
     h.flags = left ? kFlagLeft : 0;
     h.request_id = static_cast<std::uint64_t>(code & 0xff);
+    std::vector<int> told;
     for (int peer = 0; peer < world_->size(); ++peer) {
-      if (peer != world_->rank() && !is_dead(peer)) (void)send_header(peer, h);
+      if (peer == world_->rank() || is_dead(peer)) continue;
+      if (send_header(peer, h).is_ok()) {
+        told.push_back(peer);
+      } else {
+        all_answered = false;
+      }
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
-    while (std::chrono::steady_clock::now() < deadline) transport_->progress();
+    const auto answered = [&] {
+      for (int peer : told) {
+        if (abort_seen_[static_cast<std::size_t>(peer)] == 0 && !is_dead(peer)) return false;
+      }
+      return true;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + kAbortAnswerWait;
+    while (!answered() && std::chrono::steady_clock::now() < deadline) transport_->progress();
+    all_answered = all_answered && answered();
   }
-  if (!launcher_first) bootstrap_->abort(code, why);
+  if (!launcher_first && !all_answered) bootstrap_->abort(code, why);
 }
 
 PendingMessage Engine::pending_from(const Header& h, bool with_slot) {

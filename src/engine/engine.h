@@ -136,8 +136,10 @@ class Engine final : public transport::Receiver,
   // Asks every engine of this process for its report at its next look
   // around (async-signal-safe: a signal handler calls it).
   static void ask_for_pending_report();
-  // MPI_Abort: every peer is told to end with `code` (a kAbort message),
-  // then the launcher is asked to end the job; the caller exits next.
+  // MPI_Abort: every peer is told to end with `code` (a kAbort message)
+  // and answers; the launcher is asked to end the job first where it ends
+  // every rank itself, else only if a peer did not answer. The caller
+  // exits next.
   // `left`: not MPI_Abort but an exit without MPI_Finalize (what the
   // peers say they end for).
   void abort_job(int code, std::string_view why, bool left = false);
@@ -429,6 +431,9 @@ class Engine final : public transport::Receiver,
   void send_control(int world_peer, MessageType type, std::uint64_t request_id,
                     std::uint8_t flags = 0);
   Status send_header(int world_peer, const Header& h);
+  // send_header with a completion, for a caller that waits for it to leave.
+  Result<transport::Issued> issue_header(int world_peer, const Header& h,
+                                         transport::Completion done);
   // A message without a NIC tag: on the NIC's tag-matching channel while
   // the engine holds it (one channel per pair keeps a control message
   // behind the message it names; the transport's own send refuses then),
@@ -581,7 +586,8 @@ class Engine final : public transport::Receiver,
   EngineCounters counters_;
   bool finalized_ = false;
   std::size_t address_bytes_ = 0;
-  DeadPeers dead_peers_;  // the launcher's reports and the transport's
+  DeadPeers dead_peers_;          // the launcher's reports and the transport's
+  std::vector<char> abort_seen_;  // abort_job: which peers answered
   UnnamedReceive unnamed_;
   // alloc_registered regions by start address: length and registration.
   struct Pinned {

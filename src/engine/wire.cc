@@ -23,7 +23,7 @@ std::uint8_t allowed_flags(MessageType type) {
     case MessageType::kCancelRequest:
       return kFlagCancelled;
     case MessageType::kAbort:
-      return kFlagLeft;
+      return static_cast<std::uint8_t>(kFlagLeft | kFlagAbortSeen);
     case MessageType::kFin:
     case MessageType::kSyncAck:
       return 0;

@@ -39,6 +39,8 @@ enum HeaderFlags : std::uint8_t {
                        // CANCEL_REQUEST: a notice that the sender's CAS
                        // cancelled it (one-sided): purge it, no reply
   kFlagLeft = 4,       // ABORT: the origin exited without MPI_Finalize
+  kFlagAbortSeen = 8,  // ABORT: not an abort but the answer to one: the
+                       // sender has it and ends now (engine.cc, abort_job)
 };
 
 struct Header {
