@@ -1444,6 +1444,13 @@ Status Engine::comm_free(Communicator* comm) {
 Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::size_t bytes,
                                          int peer, int tag, Communicator* comm) {
   if (comm != nullptr && comm->inter()) return not_on_intercomm("collective operations");
+  // A collective on a communicator with a dead member fails at once at
+  // every rank that knows of the death (peer_failure.cc). (The engine's
+  // barrier runs all its rounds instead: exchange().)
+  {
+    std::lock_guard lock(mutex_);  // the agent may be adding a dead rank
+    if (const int dead = dead_member(comm); dead >= 0) return peer_failed_status(dead);
+  }
   return start_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true);
 }
 

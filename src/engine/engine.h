@@ -350,6 +350,8 @@ class Engine final : public transport::Receiver,
   void on_peer_failed(int world_rank, const Status& why = Status::ok());
   bool is_dead(int world_rank) const { return dead_peers_.contains(world_rank); }
   Status peer_failed_status(int world_rank) const { return dead_peers_.status_for(world_rank); }
+  // A dead member of `comm`'s group (world rank), or -1.
+  int dead_member(const Communicator* comm) const;
   Status check_comm(Communicator* comm) const;
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
                     bool collective = false) const;

@@ -43,6 +43,16 @@ static bool depends_on(const Request& r, int dead) {
   if (r.kind == RequestKind::kReceive && r.rendezvous != nullptr) {
     return r.rendezvous->origin == dead;  // matched: reading from its sender
   }
+  if (r.collective) {
+    // A step of a collective on a communicator with a dead member: the
+    // collective cannot complete, and a rank waiting on a live member
+    // would wait for ever for a step that member gave up on (the MPI
+    // layer's collectives go through a root; ULFM's rule for collectives).
+    for (int w : r.comm->peer_group(true)) {
+      if (w == dead) return true;
+    }
+    return false;
+  }
   if (r.peer == matching::kAnySource) {
     // ULFM's rule: a wildcard receive on a communicator with a dead member
     // reports the failure rather than wait for a message that may never come.
@@ -54,11 +64,18 @@ static bool depends_on(const Request& r, int dead) {
   return r.comm->peer_world_rank(r.peer, r.collective) == dead;
 }
 
+int Engine::dead_member(const Communicator* comm) const {
+  if (!dead_peers_.any() || comm == nullptr) return -1;
+  for (int w : comm->peer_group(true)) {
+    if (is_dead(w)) return w;
+  }
+  return -1;
+}
+
 void Engine::on_peer_failed(int dead, const Status& why) {
   if (dead < 0 || dead >= world_->size() || dead == world_->rank()) return;
   if (!dead_peers_.add(dead, why)) return;
   ++counters_.peers_failed;
-  transport_->peer_failed(dead);
   const Status failed = peer_failed_status(dead);
   TW_WARN("engine", failed.message() << ": its pending operations fail");
   // A blocking receive waiting without a request (always on
@@ -82,6 +99,9 @@ void Engine::on_peer_failed(int dead, const Status& why) {
     if (r->local_pending > 0) r->abandoned = true;
     maybe_complete(r);
   });
+  // Last: the transport may give back (cancel) its operations with the
+  // dead rank now, and they must find their requests abandoned above.
+  transport_->peer_failed(dead);
 }
 
 }  // namespace tagwire::engine
