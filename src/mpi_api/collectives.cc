@@ -19,7 +19,15 @@ using engine::RequestKind;
 
 namespace {
 
-enum CollectiveTag : int { kBcastTag = 10, kReduceTag, kGatherTag, kAlltoallTag };
+enum CollectiveTag : int {
+  kBcastTag = 10,
+  kReduceTag,
+  kGatherTag,
+  kAlltoallTag,
+  kScatterTag,
+  kAllgathervTag,
+  kScanTag,
+};
 
 Status wait_all(const std::vector<engine::Request*>& requests) {
   std::vector<engine::MessageStatus> statuses(requests.size());
@@ -92,7 +100,7 @@ Status reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   std::vector<unsigned char> acc = parts[0];
   for (std::size_t r = 1; r < n; ++r) {
     TAGWIRE_RETURN_IF_ERROR(
-        apply_op(op, type, parts[r].data(), acc.data(), static_cast<std::size_t>(count)));
+        combine(op, type, acc.data(), parts[r].data(), static_cast<std::size_t>(count), *bytes));
   }
   if (*bytes > 0) std::memcpy(recvbuf, acc.data(), *bytes);
   return Status::ok();
@@ -119,6 +127,189 @@ Status gather(const void* sendbuf, std::size_t block, void* recvbuf, int root,
     std::memcpy(out + static_cast<std::size_t>(root) * block, sendbuf, block);
   }
   return wait_all(requests);
+}
+
+// Byte sizes and offsets of per-rank blocks given in elements of `type`
+// (the v-collectives' counts and displacements).
+struct Blocks {
+  std::vector<std::size_t> size, offset;
+};
+
+Result<Blocks> blocks_of(int n, const int counts[], const int displs[], MPI_Datatype type) {
+  if (counts == nullptr || displs == nullptr) {
+    return Status(ErrorCode::kInvalidArgument, "the counts or displacements array is NULL");
+  }
+  Blocks b;
+  for (int i = 0; i < n; ++i) {
+    auto size = contiguous_bytes_of(counts[i], type);
+    if (!size) return size.status().with_context("count of rank " + std::to_string(i));
+    auto offset = contiguous_bytes_of(displs[i], type);
+    if (!offset) return offset.status().with_context("displacement of rank " + std::to_string(i));
+    b.size.push_back(*size);
+    b.offset.push_back(*offset);
+  }
+  return b;
+}
+
+Blocks even_blocks(int n, std::size_t block) {
+  Blocks b;
+  for (int i = 0; i < n; ++i) {
+    b.size.push_back(block);
+    b.offset.push_back(static_cast<std::size_t>(i) * block);
+  }
+  return b;
+}
+
+// Root: rank r receives blocks.size[r] bytes from sendbuf + offset[r]
+// (`blocks` is read at the root only); the others receive `mine` bytes.
+// In place (the root's recvbuf is MPI_IN_PLACE): its block stays put.
+Status scatter(const void* sendbuf, const Blocks& blocks, void* recvbuf, std::size_t mine, int root,
+               engine::Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
+  std::vector<engine::Request*> requests;
+  if (comm->rank() != root) {
+    TAGWIRE_RETURN_IF_ERROR(
+        post(requests, RequestKind::kReceive, recvbuf, mine, root, kScatterTag, comm));
+    return wait_all(requests);
+  }
+  const auto* in = static_cast<const unsigned char*>(sendbuf);
+  for (int peer = 0; peer < comm->size(); ++peer) {
+    const auto i = static_cast<std::size_t>(peer);
+    if (peer == root) {
+      if (recvbuf != MPI_IN_PLACE && blocks.size[i] > 0) {
+        if (blocks.size[i] > mine) {
+          return {ErrorCode::kTruncate, "the root's own block is larger than its receive count"};
+        }
+        std::memcpy(recvbuf, in + blocks.offset[i], blocks.size[i]);
+      }
+      continue;
+    }
+    TAGWIRE_RETURN_IF_ERROR(post(requests, RequestKind::kSend, in + blocks.offset[i],
+                                 blocks.size[i], peer, kScatterTag, comm));
+  }
+  return wait_all(requests);
+}
+
+// Root: rank r's block lands at recvbuf + offset[r]; the others send
+// `mine` bytes. In place (the root's sendbuf is MPI_IN_PLACE): its block
+// is there already.
+Status gatherv(const void* sendbuf, std::size_t mine, void* recvbuf, const Blocks& blocks, int root,
+               engine::Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
+  std::vector<engine::Request*> requests;
+  if (comm->rank() != root) {
+    TAGWIRE_RETURN_IF_ERROR(
+        post(requests, RequestKind::kSend, sendbuf, mine, root, kGatherTag, comm));
+    return wait_all(requests);
+  }
+  auto* out = static_cast<unsigned char*>(recvbuf);
+  for (int peer = 0; peer < comm->size(); ++peer) {
+    const auto i = static_cast<std::size_t>(peer);
+    if (peer == root) {
+      if (sendbuf != MPI_IN_PLACE && mine > 0) {
+        if (mine > blocks.size[i]) {
+          return {ErrorCode::kTruncate, "the root's own block is larger than its receive count"};
+        }
+        std::memcpy(out + blocks.offset[i], sendbuf, mine);
+      }
+      continue;
+    }
+    TAGWIRE_RETURN_IF_ERROR(post(requests, RequestKind::kReceive, out + blocks.offset[i],
+                                 blocks.size[i], peer, kGatherTag, comm));
+  }
+  return wait_all(requests);
+}
+
+// Every rank sends its part to every other directly (allgatherv,
+// alltoallv): out + send.offset[p] to p, into in + recv.offset[p] from p.
+Status exchange_blocks(const unsigned char* out, const Blocks& send, unsigned char* in,
+                       const Blocks& recv, int tag, engine::Communicator* comm) {
+  std::vector<engine::Request*> requests;
+  const int me = comm->rank();
+  for (int peer = 0; peer < comm->size(); ++peer) {
+    const auto i = static_cast<std::size_t>(peer);
+    if (peer == me) {
+      if (send.size[i] > recv.size[i]) {
+        return {ErrorCode::kTruncate, "this rank's block to itself is larger than its receive"};
+      }
+      if (send.size[i] > 0 && out + send.offset[i] != in + recv.offset[i]) {
+        std::memmove(in + recv.offset[i], out + send.offset[i], send.size[i]);
+      }
+      continue;
+    }
+    TAGWIRE_RETURN_IF_ERROR(
+        post(requests, RequestKind::kReceive, in + recv.offset[i], recv.size[i], peer, tag, comm));
+    TAGWIRE_RETURN_IF_ERROR(
+        post(requests, RequestKind::kSend, out + send.offset[i], send.size[i], peer, tag, comm));
+  }
+  return wait_all(requests);
+}
+
+// Prefix reductions along the ranks, in rank order (a chain: rank r waits
+// for r-1's prefix, so a non-commutative operation keeps its order).
+// Inclusive: recvbuf = v0 op ... op v_r; exclusive: v0 op ... op v_{r-1}
+// (rank 0's recvbuf is left alone).
+Status scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+            bool inclusive, engine::Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_op(op, type));
+  auto bytes = contiguous_bytes_of(count, type);
+  if (!bytes) return bytes.status();
+  const int me = comm->rank();
+  const auto* mine_ptr =
+      static_cast<const unsigned char*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
+  std::vector<unsigned char> mine(mine_ptr, mine_ptr + *bytes);
+  std::vector<unsigned char> prefix(*bytes);
+  std::vector<engine::Request*> requests;
+  if (me > 0) {
+    TAGWIRE_RETURN_IF_ERROR(
+        post(requests, RequestKind::kReceive, prefix.data(), *bytes, me - 1, kScanTag, comm));
+    TAGWIRE_RETURN_IF_ERROR(wait_all(requests));
+    requests.clear();
+  }
+  // What goes on: prefix op mine (rank 0: mine).
+  std::vector<unsigned char> onward = mine;
+  if (me > 0) {
+    onward = prefix;
+    std::vector<unsigned char> next = mine;
+    TAGWIRE_RETURN_IF_ERROR(
+        combine(op, type, onward.data(), next.data(), static_cast<std::size_t>(count), *bytes));
+  }
+  if (me + 1 < comm->size()) {
+    TAGWIRE_RETURN_IF_ERROR(
+        post(requests, RequestKind::kSend, onward.data(), *bytes, me + 1, kScanTag, comm));
+  }
+  if (*bytes > 0) {
+    if (inclusive) {
+      std::memcpy(recvbuf, onward.data(), *bytes);
+    } else if (me > 0) {
+      std::memcpy(recvbuf, prefix.data(), *bytes);
+    }
+  }
+  return wait_all(requests);
+}
+
+// MPI_Reduce_scatter(_block): the whole vector reduced at rank 0, then
+// scattered in the given blocks. In place: the input is in recvbuf.
+Status reduce_scatter(const void* sendbuf, void* recvbuf, const std::vector<int>& counts,
+                      MPI_Datatype type, MPI_Op op, engine::Communicator* comm) {
+  long long total = 0;
+  for (int c : counts) {
+    if (c < 0) return {ErrorCode::kInvalidCount, "a negative receive count"};
+    total += c;
+  }
+  if (total > INT32_MAX) return {ErrorCode::kInvalidCount, "more than INT_MAX elements in all"};
+  auto whole = contiguous_bytes_of(static_cast<int>(total), type);
+  if (!whole) return whole.status();
+  std::vector<int> displs(counts.size());
+  for (std::size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
+  auto blocks = blocks_of(comm->size(), counts.data(), displs.data(), type);
+  if (!blocks) return blocks.status();
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  std::vector<unsigned char> reduced(comm->rank() == 0 ? *whole : 0);
+  TAGWIRE_RETURN_IF_ERROR(
+      reduce(input, reduced.data(), static_cast<int>(total), type, op, 0, comm));
+  return scatter(reduced.data(), *blocks, recvbuf,
+                 blocks->size[static_cast<std::size_t>(comm->rank())], 0, comm);
 }
 
 }  // namespace
@@ -218,6 +409,206 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
     TW_MPI_TRY(comm, post(requests, RequestKind::kSend, out + at, *block, peer, kAlltoallTag, *c));
   }
   TW_MPI_TRY(comm, wait_all(requests));
+  return MPI_SUCCESS;
+}
+
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, check_root(*c, root));
+  Blocks blocks;
+  std::size_t mine = 0;
+  if ((*c)->rank() == root) {
+    auto block = contiguous_bytes_of(sendcount, sendtype);
+    TW_MPI_TRY(comm, block.status());
+    blocks = even_blocks((*c)->size(), *block);
+    mine = *block;
+  }
+  if (recvbuf != MPI_IN_PLACE || (*c)->rank() != root) {
+    auto recv = contiguous_bytes_of(recvcount, recvtype);
+    TW_MPI_TRY(comm, recv.status());
+    mine = *recv;
+  }
+  TW_MPI_TRY(comm, scatter(sendbuf, blocks, recvbuf, mine, root, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, check_root(*c, root));
+  Blocks blocks;
+  std::size_t mine = 0;
+  if ((*c)->rank() == root) {
+    auto b = blocks_of((*c)->size(), sendcounts, displs, sendtype);
+    TW_MPI_TRY(comm, b.status());
+    blocks = std::move(b).value();
+    mine = blocks.size[static_cast<std::size_t>(root)];
+  }
+  if (recvbuf != MPI_IN_PLACE || (*c)->rank() != root) {
+    auto recv = contiguous_bytes_of(recvcount, recvtype);
+    TW_MPI_TRY(comm, recv.status());
+    mine = *recv;
+  }
+  TW_MPI_TRY(comm, scatter(sendbuf, blocks, recvbuf, mine, root, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, check_root(*c, root));
+  Blocks blocks;
+  std::size_t mine = 0;
+  if ((*c)->rank() == root) {
+    auto b = blocks_of((*c)->size(), recvcounts, displs, recvtype);
+    TW_MPI_TRY(comm, b.status());
+    blocks = std::move(b).value();
+  }
+  if (sendbuf != MPI_IN_PLACE) {
+    auto sent = contiguous_bytes_of(sendcount, sendtype);
+    TW_MPI_TRY(comm, sent.status());
+    mine = *sent;
+  }
+  TW_MPI_TRY(comm, gatherv(sendbuf, mine, recvbuf, blocks, root, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  const int n = (*c)->size();
+  const auto me = static_cast<std::size_t>((*c)->rank());
+  auto recv = blocks_of(n, recvcounts, displs, recvtype);
+  TW_MPI_TRY(comm, recv.status());
+  // What this rank sends every peer: its own block, from sendbuf or (in
+  // place) from where it sits in recvbuf.
+  auto* in = static_cast<unsigned char*>(recvbuf);
+  const unsigned char* out = in + recv->offset[me];
+  std::size_t mine = recv->size[me];
+  if (sendbuf != MPI_IN_PLACE) {
+    auto sent = contiguous_bytes_of(sendcount, sendtype);
+    TW_MPI_TRY(comm, sent.status());
+    out = static_cast<const unsigned char*>(sendbuf);
+    mine = *sent;
+  }
+  Blocks send;
+  send.size.assign(static_cast<std::size_t>(n), mine);
+  send.offset.assign(static_cast<std::size_t>(n), 0);
+  if (sendbuf == MPI_IN_PLACE) send.offset[me] = 0;
+  TW_MPI_TRY(comm, exchange_blocks(out, send, in, *recv, kAllgathervTag, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  const int n = (*c)->size();
+  auto recv = blocks_of(n, recvcounts, rdispls, recvtype);
+  TW_MPI_TRY(comm, recv.status());
+  // In place: what is sent is what recvbuf holds, laid out as it is received.
+  std::vector<unsigned char> in_place_copy;
+  const unsigned char* out = static_cast<const unsigned char*>(sendbuf);
+  Blocks send;
+  if (sendbuf == MPI_IN_PLACE) {
+    std::size_t span = 0;
+    for (int i = 0; i < n; ++i) {
+      span = std::max(span, recv->offset[static_cast<std::size_t>(i)] +
+                                recv->size[static_cast<std::size_t>(i)]);
+    }
+    in_place_copy.assign(static_cast<unsigned char*>(recvbuf),
+                         static_cast<unsigned char*>(recvbuf) + span);
+    out = in_place_copy.data();
+    send = *recv;
+  } else {
+    auto s = blocks_of(n, sendcounts, sdispls, sendtype);
+    TW_MPI_TRY(comm, s.status());
+    send = std::move(s).value();
+  }
+  TW_MPI_TRY(comm, exchange_blocks(out, send, static_cast<unsigned char*>(recvbuf), *recv,
+                                   kAlltoallTag, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+             MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, scan(sendbuf, recvbuf, count, type, op, true, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, scan(sendbuf, recvbuf, count, type, op, false, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
+                             MPI_Op op, MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm,
+             reduce_scatter(sendbuf, recvbuf,
+                            std::vector<int>(static_cast<std::size_t>((*c)->size()), recvcount),
+                            type, op, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  if (recvcounts == nullptr) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "recvcounts is NULL"));
+  }
+  TW_MPI_TRY(comm,
+             reduce_scatter(sendbuf, recvbuf,
+                            std::vector<int>(recvcounts, recvcounts + (*c)->size()), type, op, *c));
+  return MPI_SUCCESS;
+}
+
+int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype type, MPI_Op op) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_op(op, type));
+  auto bytes = contiguous_bytes_of(count, type);
+  TW_MPI_TRY(MPI_COMM_WORLD, bytes.status());
+  TW_MPI_TRY(MPI_COMM_WORLD, apply_op(op, type, inbuf, inoutbuf, static_cast<std::size_t>(count)));
+  return MPI_SUCCESS;
+}
+
+int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  if (op == nullptr) TW_MPI_TRY(MPI_COMM_WORLD, Status(ErrorCode::kInvalidArgument, "op is NULL"));
+  auto created = create_user_op(user_fn, commute != 0);
+  TW_MPI_TRY(MPI_COMM_WORLD, created.status());
+  *op = *created;
+  return MPI_SUCCESS;
+}
+
+int MPI_Op_free(MPI_Op* op) {
+  if (op == nullptr) TW_MPI_TRY(MPI_COMM_WORLD, Status(ErrorCode::kInvalidArgument, "op is NULL"));
+  TW_MPI_TRY(MPI_COMM_WORLD, free_user_op(*op));
+  *op = MPI_OP_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Op_commutative(MPI_Op op, int* commute) {
+  if (commute == nullptr) {
+    TW_MPI_TRY(MPI_COMM_WORLD, Status(ErrorCode::kInvalidArgument, "commute is NULL"));
+  }
+  auto commutes = op_commutes(op);
+  TW_MPI_TRY(MPI_COMM_WORLD, commutes.status());
+  *commute = *commutes ? 1 : 0;
   return MPI_SUCCESS;
 }
 

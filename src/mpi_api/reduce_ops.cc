@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -91,9 +94,86 @@ Status apply_pair(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std
   }
 }
 
+struct UserOp {
+  MPI_User_function* function;
+  bool commute;
+};
+
+struct UserOps {
+  std::mutex mutex;
+  std::map<MPI_Op, UserOp> ops;
+  MPI_Op next = kFirstUserOp;
+};
+
+UserOps& user_ops() {
+  static UserOps* ops = new UserOps;  // never destroyed: usable from exit handlers
+  return *ops;
+}
+
+std::optional<UserOp> user_op(MPI_Op op) {
+  if (op < kFirstUserOp) return std::nullopt;
+  UserOps& u = user_ops();
+  std::lock_guard lock(u.mutex);
+  auto it = u.ops.find(op);
+  if (it == u.ops.end()) return std::nullopt;
+  return it->second;
+}
+
+Status unknown_op(MPI_Op op) {
+  return {ErrorCode::kInvalidOp,
+          "reduction operation " + std::to_string(op) +
+              (op >= kFirstUserOp ? " was freed or never created" : " is not an operation")};
+}
+
 }  // namespace
 
+Result<MPI_Op> create_user_op(MPI_User_function* function, bool commute) {
+  if (function == nullptr) return Status(ErrorCode::kInvalidArgument, "the user function is NULL");
+  UserOps& u = user_ops();
+  std::lock_guard lock(u.mutex);
+  const MPI_Op op = u.next++;
+  u.ops.emplace(op, UserOp{function, commute});
+  return op;
+}
+
+Status free_user_op(MPI_Op op) {
+  if (op < kFirstUserOp) {
+    return {ErrorCode::kInvalidOp,
+            "operation " + std::to_string(op) + " is predefined (or null) and cannot be freed"};
+  }
+  UserOps& u = user_ops();
+  std::lock_guard lock(u.mutex);
+  if (u.ops.erase(op) == 0) return unknown_op(op);
+  return Status::ok();
+}
+
+Result<bool> op_commutes(MPI_Op op) {
+  if (op >= MPI_MAX && op <= MPI_MINLOC) return true;
+  auto user = user_op(op);
+  if (!user) return unknown_op(op);
+  return user->commute;
+}
+
+Status combine(MPI_Op op, MPI_Datatype type, void* acc, void* next, std::size_t count,
+               std::size_t bytes) {
+  if (op < kFirstUserOp) return apply_op(op, type, next, acc, count);  // they commute
+  TAGWIRE_RETURN_IF_ERROR(apply_op(op, type, acc, next, count));       // next = acc OP next
+  if (bytes > 0) std::memcpy(acc, next, bytes);
+  return Status::ok();
+}
+
 Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count) {
+  if (op >= kFirstUserOp) {
+    auto user = user_op(op);
+    if (!user) return unknown_op(op);
+    if (count > static_cast<std::size_t>(INT32_MAX)) {
+      return {ErrorCode::kInvalidCount, "a user operation takes at most INT_MAX elements"};
+    }
+    int len = static_cast<int>(count);
+    MPI_Datatype t = type;
+    user->function(const_cast<void*>(in), inout, &len, &t);
+    return Status::ok();
+  }
   if (op <= MPI_OP_NULL || op > MPI_MINLOC) {
     return {ErrorCode::kInvalidOp, "invalid reduction operation " + std::to_string(op)};
   }
@@ -153,6 +233,8 @@ Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::
 }
 
 Status check_op(MPI_Op op, MPI_Datatype type) {
+  // A user operation takes any datatype: it is only asked whether it exists.
+  if (op >= kFirstUserOp) return user_op(op) ? Status::ok() : unknown_op(op);
   // A one-element trial on scratch storage large enough for any type.
   alignas(16) unsigned char a[32] = {}, b[32] = {};
   return apply_op(op, type, a, b, 1);

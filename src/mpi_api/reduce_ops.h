@@ -17,7 +17,23 @@ struct ValueIndex {
   int index;
 };
 
+// inout = in OP inout (a user operation's order; the predefined ones
+// commute).
 Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count);
+
+// acc = acc OP next, in that order: the rank order MPI asks of a reduction
+// with a non-commutative user operation. `next` is overwritten; `bytes` is
+// the size of count elements.
+Status combine(MPI_Op op, MPI_Datatype type, void* acc, void* next, std::size_t count,
+               std::size_t bytes);
+
+// MPI_Op_create's operations: handles from kFirstUserOp up, never reused
+// within a job (a freed handle is an invalid operation from then on).
+inline constexpr MPI_Op kFirstUserOp = 64;
+Result<MPI_Op> create_user_op(MPI_User_function* function, bool commute);
+Status free_user_op(MPI_Op op);
+// Predefined operations commute; a user operation as it was created.
+Result<bool> op_commutes(MPI_Op op);
 
 // Whether apply_op accepts (op, type). Collectives check this on every
 // rank before any message moves, so that all ranks fail alike instead of
