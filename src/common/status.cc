@@ -30,6 +30,10 @@ std::string_view error_code_name(ErrorCode code) {
       return "invalid-keyval";
     case ErrorCode::kInvalidInfo:
       return "invalid-info";
+    case ErrorCode::kInvalidTopology:
+      return "invalid-topology";
+    case ErrorCode::kInvalidDims:
+      return "invalid-dims";
     case ErrorCode::kInfoKey:
       return "info-key";
     case ErrorCode::kInfoValue:

@@ -34,10 +34,12 @@ enum class ErrorCode : int {
   kInvalidGroup,
   kInvalidKeyval,
   kInvalidInfo,
-  kInfoKey,    // an info key empty or too long
-  kInfoValue,  // an info value too long
-  kInfoNoKey,  // an info key that is not there
-  kTruncate,   // a message longer than the buffer that takes it
+  kInvalidTopology,  // a communicator without the topology the call needs
+  kInvalidDims,      // a dimension or grid that does not fit
+  kInfoKey,          // an info key empty or too long
+  kInfoValue,        // an info value too long
+  kInfoNoKey,        // an info key that is not there
+  kTruncate,         // a message longer than the buffer that takes it
   kInvalidWindow,
   kRmaRange,  // a put or get outside the target window
   kRmaSync,   // a put or get outside an access epoch

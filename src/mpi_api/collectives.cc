@@ -539,6 +539,54 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   return MPI_SUCCESS;
 }
 
+// Per-peer datatypes, displacements in bytes (MPI-3.1 §5.8).
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  const int n = (*c)->size();
+  auto layout = [&](const int counts[], const int displs[], const MPI_Datatype types[],
+                    const char* what) -> Result<Blocks> {
+    if (counts == nullptr || displs == nullptr || types == nullptr) {
+      return Status(ErrorCode::kInvalidArgument,
+                    std::string("a ") + what + " counts, displacements or types array is NULL");
+    }
+    Blocks b;
+    for (int i = 0; i < n; ++i) {
+      auto size = contiguous_bytes_of(counts[i], types[i]);
+      if (!size)
+        return size.status().with_context(std::string(what) + " to/from rank " + std::to_string(i));
+      if (displs[i] < 0) return Status(ErrorCode::kInvalidArgument, "a negative displacement");
+      b.size.push_back(*size);
+      b.offset.push_back(static_cast<std::size_t>(displs[i]));
+    }
+    return b;
+  };
+  auto recv = layout(recvcounts, rdispls, recvtypes, "receive");
+  TW_MPI_TRY(comm, recv.status());
+  std::vector<unsigned char> in_place_copy;
+  const unsigned char* out = static_cast<const unsigned char*>(sendbuf);
+  Blocks send;
+  if (sendbuf == MPI_IN_PLACE) {
+    std::size_t span = 0;
+    for (std::size_t i = 0; i < recv->size.size(); ++i) {
+      span = std::max(span, recv->offset[i] + recv->size[i]);
+    }
+    in_place_copy.assign(static_cast<unsigned char*>(recvbuf),
+                         static_cast<unsigned char*>(recvbuf) + span);
+    out = in_place_copy.data();
+    send = *recv;
+  } else {
+    auto s = layout(sendcounts, sdispls, sendtypes, "send");
+    TW_MPI_TRY(comm, s.status());
+    send = std::move(s).value();
+  }
+  TW_MPI_TRY(comm, exchange_blocks(out, send, static_cast<unsigned char*>(recvbuf), *recv,
+                                   kAlltoallTag, *c));
+  return MPI_SUCCESS;
+}
+
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
              MPI_Comm comm) {
   auto c = comm_of(comm);

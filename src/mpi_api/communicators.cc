@@ -1,15 +1,19 @@
 // MPI communicators: size, rank, dup, split, create from a group, free,
 // compare, names, idup. Intercommunicators: intercommunicators.cc.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "common/host_identity.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
 using namespace tagwire::mpi;
 
 MPI_Comm tagwire::mpi::add_comm(engine::Communicator* comm, MPI_Comm parent) {
-  return state().comms.add(CommEntry{comm, find_comm(parent)->errhandler, {}, {}});
+  return state().comms.add(CommEntry{comm, find_comm(parent)->errhandler, {}, {}, {}});
 }
 
 namespace {
@@ -18,6 +22,8 @@ namespace {
 // give it; if one fails, the duplicate is freed again and the error returned.
 Result<MPI_Comm> add_duplicate(MPI_Comm parent, engine::Communicator* dup) {
   const MPI_Comm made = add_comm(dup, parent);
+  if (const CommEntry* from = find_comm(parent); from != nullptr)
+    find_comm(made)->cart = from->cart;
   Status copied = copy_attributes(parent, *find_comm(made));
   if (!copied.is_ok()) {
     MPI_Comm undo = made;
@@ -88,6 +94,32 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   TW_MPI_TRY(comm, split.status());
   *newcomm = *split == nullptr ? MPI_COMM_NULL : add_comm(*split, comm);
   return MPI_SUCCESS;
+}
+
+// MPI_COMM_TYPE_SHARED: the ranks that can share memory with this one
+// (the same host identity, the test the shared-memory transport uses),
+// ordered by key then rank; MPI_UNDEFINED: MPI_COMM_NULL. The color is the
+// lowest rank of comm on this host, agreed through an allgather of a hash
+// of the host identity.
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  (void)info;  // no hints are read
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
+    return report(
+        comm, __func__,
+        {ErrorCode::kInvalidArgument, "split_type " + std::to_string(split_type) +
+                                          " is neither MPI_COMM_TYPE_SHARED nor MPI_UNDEFINED"});
+  }
+  const std::uint64_t mine = std::hash<std::string>{}(host_identity());
+  std::vector<std::uint64_t> hosts(static_cast<std::size_t>((*c)->size()));
+  const int rc = MPI_Allgather(&mine, 1, MPI_UINT64_T, hosts.data(), 1, MPI_UINT64_T, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  const int color =
+      split_type == MPI_UNDEFINED
+          ? MPI_UNDEFINED
+          : static_cast<int>(std::find(hosts.begin(), hosts.end(), mine) - hosts.begin());
+  return MPI_Comm_split(comm, color, key, newcomm);
 }
 
 // Collective over comm: the members of `group` (a subset of comm) get a

@@ -250,6 +250,12 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
     case MPI_ERR_RMA_SYNC:
       text = "RMA call outside an access epoch";
       break;
+    case MPI_ERR_TOPOLOGY:
+      text = "invalid topology: the communicator has none, or not the one the call needs";
+      break;
+    case MPI_ERR_DIMS:
+      text = "invalid dimensions: a size or grid that does not fit";
+      break;
     case MPI_ERR_TRUNCATE:
       text = "message truncated";
       break;

@@ -137,6 +137,10 @@ int error_class(const Status& s) {
       return MPI_ERR_KEYVAL;
     case ErrorCode::kInvalidInfo:
       return MPI_ERR_INFO;
+    case ErrorCode::kInvalidTopology:
+      return MPI_ERR_TOPOLOGY;
+    case ErrorCode::kInvalidDims:
+      return MPI_ERR_DIMS;
     case ErrorCode::kInfoKey:
       return MPI_ERR_INFO_KEY;
     case ErrorCode::kInfoValue:

@@ -28,6 +28,12 @@ struct CommEntry {
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::string name;
   std::map<int, void*> attributes;  // user keyval -> value
+  // A Cartesian topology (MPI_Cart_create, MPI_Cart_sub; MPI_Comm_dup
+  // keeps it): the grid's sizes and periodicity, row-major ranks.
+  struct Cartesian {
+    std::vector<int> dims, periods;
+  };
+  std::optional<Cartesian> cart;
 };
 
 // A user attribute key (MPI_Comm_create_keyval).

@@ -1,0 +1,261 @@
+// Cartesian topologies (MPI-3.1 §7.5): MPI_Dims_create, MPI_Cart_create and
+// the calls that read one, MPI_Cart_sub, MPI_Topo_test. A Cartesian
+// communicator is an ordinary one (a split of the old, `reorder` ignored:
+// ranks keep their order) with its grid in its CommEntry. Graph topologies
+// are not here (README).
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "mpi_api/state.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+
+namespace {
+
+Status dims_error(std::string message) {
+  return {ErrorCode::kInvalidDims, std::move(message)};
+}
+
+Result<const CommEntry::Cartesian*> cart_of(MPI_Comm comm) {
+  TAGWIRE_RETURN_IF_ERROR(comm_of(comm).status());
+  const CommEntry* entry = find_comm(comm);
+  if (entry == nullptr || !entry->cart) {
+    return Status(ErrorCode::kInvalidTopology, "the communicator has no Cartesian topology");
+  }
+  return &*entry->cart;
+}
+
+// Row-major: the last dimension varies fastest.
+int rank_of(const CommEntry::Cartesian& cart, const std::vector<int>& coords) {
+  int rank = 0;
+  for (std::size_t i = 0; i < cart.dims.size(); ++i) rank = rank * cart.dims[i] + coords[i];
+  return rank;
+}
+
+std::vector<int> coords_of(const CommEntry::Cartesian& cart, int rank) {
+  std::vector<int> coords(cart.dims.size());
+  for (std::size_t i = cart.dims.size(); i-- > 0;) {
+    coords[i] = rank % cart.dims[i];
+    rank /= cart.dims[i];
+  }
+  return coords;
+}
+
+// A coordinate along dimension d, wrapped where the grid is periodic;
+// -1 if it falls off a non-periodic edge.
+int wrap(const CommEntry::Cartesian& cart, std::size_t d, int c) {
+  const int n = cart.dims[d];
+  if (cart.periods[d] != 0) return ((c % n) + n) % n;
+  return c >= 0 && c < n ? c : -1;
+}
+
+Status check_dims(int ndims, const int dims[]) {
+  if (ndims < 0) return dims_error("ndims " + std::to_string(ndims) + " is negative");
+  if (ndims > 0 && dims == nullptr) return {ErrorCode::kInvalidArgument, "dims is NULL"};
+  return Status::ok();
+}
+
+// Splits `comm` (ranks 0 .. nodes-1 join, in order, the rest get
+// MPI_COMM_NULL) and gives the new communicator the grid.
+int make_cart(MPI_Comm comm, engine::Communicator* c, int color, int key, CommEntry::Cartesian cart,
+              MPI_Comm* newcomm) {
+  auto split = state().engine->comm_split(c, color, key);
+  TW_MPI_TRY(comm, split.status());
+  if (*split == nullptr) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  *newcomm = add_comm(*split, comm);
+  find_comm(*newcomm)->cart = std::move(cart);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Fills the zero entries of dims so that the product is nnodes, the sizes
+// as close to each other as they can be, in non-increasing order.
+int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_dims(ndims, dims));
+  if (nnodes < 1) TW_MPI_TRY(MPI_COMM_WORLD, dims_error("nnodes must be at least 1"));
+  long long fixed = 1;
+  int free_dims = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] < 0) TW_MPI_TRY(MPI_COMM_WORLD, dims_error("dims[" + std::to_string(i) + "] < 0"));
+    if (dims[i] == 0) {
+      ++free_dims;
+    } else {
+      fixed *= dims[i];
+    }
+  }
+  if (nnodes % fixed != 0) {
+    TW_MPI_TRY(MPI_COMM_WORLD,
+               dims_error(std::to_string(nnodes) + " nodes do not divide into " +
+                          "the given sizes (product " + std::to_string(fixed) + ")"));
+  }
+  int left = static_cast<int>(nnodes / fixed);
+  if (free_dims == 0) {
+    if (left != 1) TW_MPI_TRY(MPI_COMM_WORLD, dims_error("the sizes do not multiply to nnodes"));
+    return MPI_SUCCESS;
+  }
+  // The prime factors, largest first, each given to the dimension that is
+  // smallest so far: sizes as even as the factors allow.
+  std::vector<int> primes;
+  for (int p = 2; static_cast<long long>(p) * p <= left; ++p) {
+    while (left % p == 0) {
+      primes.push_back(p);
+      left /= p;
+    }
+  }
+  if (left > 1) primes.push_back(left);
+  std::vector<int> sizes(static_cast<std::size_t>(free_dims), 1);
+  for (auto it = primes.rbegin(); it != primes.rend(); ++it) {
+    *std::min_element(sizes.begin(), sizes.end()) *= *it;
+  }
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  std::size_t next = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] == 0) dims[i] = sizes[next++];
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm* comm_cart) {
+  (void)reorder;  // ranks keep their order: a valid choice of the standard's
+  auto c = comm_of(comm);
+  TW_MPI_TRY(comm, c.status());
+  if ((*c)->inter()) {
+    return report(comm, __func__,
+                  {ErrorCode::kInvalidComm, "a Cartesian topology needs an intracommunicator"});
+  }
+  TW_MPI_TRY(comm, check_dims(ndims, dims));
+  if (ndims > 0 && periods == nullptr) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "periods is NULL"));
+  }
+  long long nodes = 1;
+  CommEntry::Cartesian cart;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0) TW_MPI_TRY(comm, dims_error("dims[" + std::to_string(i) + "] <= 0"));
+    nodes *= dims[i];
+    if (nodes > (*c)->size()) {
+      TW_MPI_TRY(comm, dims_error("the grid has more nodes than the communicator's " +
+                                  std::to_string((*c)->size()) + " ranks"));
+    }
+    cart.dims.push_back(dims[i]);
+    cart.periods.push_back(periods[i] != 0 ? 1 : 0);
+  }
+  const int me = (*c)->rank();
+  return make_cart(comm, *c, me < nodes ? 0 : MPI_UNDEFINED, me, std::move(cart), comm_cart);
+}
+
+int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+  auto cart = cart_of(comm);
+  TW_MPI_TRY(comm, cart.status());
+  *ndims = static_cast<int>((*cart)->dims.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+  auto cart = cart_of(comm);
+  TW_MPI_TRY(comm, cart.status());
+  const auto& g = **cart;
+  const auto mine = coords_of(g, (*comm_of(comm))->rank());
+  const int n = std::min(maxdims, static_cast<int>(g.dims.size()));
+  for (int i = 0; i < n; ++i) {
+    const auto d = static_cast<std::size_t>(i);
+    if (dims != nullptr) dims[i] = g.dims[d];
+    if (periods != nullptr) periods[i] = g.periods[d];
+    if (coords != nullptr) coords[i] = mine[d];
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+  auto cart = cart_of(comm);
+  TW_MPI_TRY(comm, cart.status());
+  const auto& g = **cart;
+  std::vector<int> at(g.dims.size());
+  for (std::size_t d = 0; d < g.dims.size(); ++d) {
+    at[d] = wrap(g, d, coords[d]);
+    if (at[d] < 0) {
+      TW_MPI_TRY(comm, Status(ErrorCode::kInvalidRank, "coordinate " + std::to_string(coords[d]) +
+                                                           " of dimension " + std::to_string(d) +
+                                                           " is outside a non-periodic size of " +
+                                                           std::to_string(g.dims[d])));
+    }
+  }
+  *rank = rank_of(g, at);
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+  auto cart = cart_of(comm);
+  TW_MPI_TRY(comm, cart.status());
+  const auto& g = **cart;
+  if (rank < 0 || rank >= (*comm_of(comm))->size()) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidRank,
+                            "rank " + std::to_string(rank) + " is not in the grid"));
+  }
+  const auto at = coords_of(g, rank);
+  for (int i = 0; i < std::min(maxdims, static_cast<int>(at.size())); ++i) {
+    coords[i] = at[static_cast<std::size_t>(i)];
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
+  auto cart = cart_of(comm);
+  TW_MPI_TRY(comm, cart.status());
+  const auto& g = **cart;
+  if (direction < 0 || direction >= static_cast<int>(g.dims.size())) {
+    TW_MPI_TRY(comm, dims_error("direction " + std::to_string(direction) + " of a " +
+                                std::to_string(g.dims.size()) + "-dimensional grid"));
+  }
+  const auto d = static_cast<std::size_t>(direction);
+  auto at = coords_of(g, (*comm_of(comm))->rank());
+  const int here = at[d];
+  auto neighbour = [&](int step) {
+    at[d] = wrap(g, d, here + step);
+    return at[d] < 0 ? MPI_PROC_NULL : rank_of(g, at);
+  };
+  *rank_dest = neighbour(disp);
+  *rank_source = neighbour(-disp);
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+  auto cart = cart_of(comm);
+  TW_MPI_TRY(comm, cart.status());
+  const CommEntry::Cartesian g = **cart;  // a copy: the split adds entries
+  auto c = comm_of(comm);
+  const auto at = coords_of(g, (*c)->rank());
+  // Ranks that agree on every dropped coordinate share a subgrid (color);
+  // within it they are ordered by the kept coordinates (key).
+  int color = 0, key = 0;
+  CommEntry::Cartesian sub;
+  for (std::size_t d = 0; d < g.dims.size(); ++d) {
+    if (remain_dims[d] != 0) {
+      key = key * g.dims[d] + at[d];
+      sub.dims.push_back(g.dims[d]);
+      sub.periods.push_back(g.periods[d]);
+    } else {
+      color = color * g.dims[d] + at[d];
+    }
+  }
+  return make_cart(comm, *c, color, key, std::move(sub), newcomm);
+}
+
+int MPI_Topo_test(MPI_Comm comm, int* status) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  const CommEntry* entry = find_comm(comm);
+  *status = entry != nullptr && entry->cart ? MPI_CART : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

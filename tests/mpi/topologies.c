@@ -1,0 +1,172 @@
+/* Cartesian topologies, MPI_Dims_create, MPI_Comm_split_type and
+ * MPI_Alltoallw through mpi.h, as a stencil code calls them (issue 28).
+ * Last line from rank 0: "topologies: N checks passed on rank 0, N failed in all". */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static int dims_are(int nnodes, int ndims, const int given[], const int want[]) {
+  int d[8];
+  memcpy(d, given, sizeof(int) * (size_t)ndims);
+  if (MPI_Dims_create(nnodes, ndims, d) != MPI_SUCCESS) return 0;
+  return memcmp(d, want, sizeof(int) * (size_t)ndims) == 0;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+  /* Dims_create: balanced, non-increasing, fixed entries kept. */
+  CHECK(dims_are(12, 2, (int[]){0, 0}, (int[]){4, 3}));
+  CHECK(dims_are(12, 3, (int[]){0, 0, 0}, (int[]){3, 2, 2}));
+  CHECK(dims_are(16, 2, (int[]){0, 0}, (int[]){4, 4}));
+  CHECK(dims_are(7, 2, (int[]){0, 0}, (int[]){7, 1}));
+  CHECK(dims_are(12, 2, (int[]){2, 0}, (int[]){2, 6}));
+  CHECK(dims_are(1, 3, (int[]){0, 0, 0}, (int[]){1, 1, 1}));
+  CHECK(dims_are(6, 2, (int[]){3, 2}, (int[]){3, 2}));
+
+  /* A 2-D grid over the ranks: columns periodic, rows not. */
+  int dims[2] = {0, 0}, periods[2] = {0, 1};
+  MPI_Dims_create(size, 2, dims);
+  MPI_Comm cart;
+  CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &cart) == MPI_SUCCESS);
+  int status = -1;
+  MPI_Topo_test(cart, &status);
+  CHECK(status == MPI_CART);
+  MPI_Topo_test(MPI_COMM_WORLD, &status);
+  CHECK(status == MPI_UNDEFINED);
+  int nd = 0, gd[2], gp[2], coords[2];
+  MPI_Cartdim_get(cart, &nd);
+  MPI_Cart_get(cart, 2, gd, gp, coords);
+  CHECK(nd == 2 && gd[0] == dims[0] && gd[1] == dims[1] && gp[0] == 0 && gp[1] == 1);
+  CHECK(coords[0] == rank / dims[1] && coords[1] == rank % dims[1]); /* row-major */
+  int back = -1;
+  MPI_Cart_rank(cart, coords, &back);
+  CHECK(back == rank);
+  int ok = 1;
+  for (int r = 0; r < size; ++r) {
+    int c[2];
+    MPI_Cart_coords(cart, r, 2, c);
+    int rr = -1;
+    MPI_Cart_rank(cart, c, &rr);
+    ok &= rr == r;
+  }
+  CHECK(ok);
+  /* Shifts: along the periodic dimension they wrap, along the other they
+   * fall off the edge as MPI_PROC_NULL. */
+  int src, dst;
+  MPI_Cart_shift(cart, 1, 1, &src, &dst);
+  CHECK(dst == coords[0] * dims[1] + (coords[1] + 1) % dims[1]);
+  CHECK(src == coords[0] * dims[1] + (coords[1] + dims[1] - 1) % dims[1]);
+  MPI_Cart_shift(cart, 0, 1, &src, &dst);
+  CHECK(dst == (coords[0] + 1 < dims[0] ? rank + dims[1] : MPI_PROC_NULL));
+  CHECK(src == (coords[0] > 0 ? rank - dims[1] : MPI_PROC_NULL));
+  /* A halo exchange over the shift: each rank gets its left neighbour's rank. */
+  MPI_Cart_shift(cart, 1, 1, &src, &dst);
+  int from_left = -1;
+  MPI_Sendrecv(&rank, 1, MPI_INT, dst, 0, &from_left, 1, MPI_INT, src, 0, cart, MPI_STATUS_IGNORE);
+  CHECK(from_left == src);
+  /* Periodic coordinates wrap in Cart_rank. */
+  int wrapped[2] = {coords[0], coords[1] + dims[1]};
+  MPI_Cart_rank(cart, wrapped, &back);
+  CHECK(back == rank);
+
+  /* Cart_sub: the rows. */
+  MPI_Comm row;
+  CHECK(MPI_Cart_sub(cart, (int[]){0, 1}, &row) == MPI_SUCCESS);
+  int rsize = 0, rrank = -1;
+  MPI_Comm_size(row, &rsize);
+  MPI_Comm_rank(row, &rrank);
+  CHECK(rsize == dims[1] && rrank == coords[1]);
+  MPI_Cartdim_get(row, &nd);
+  CHECK(nd == 1);
+  int sum = 0;
+  MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, row);
+  int want = 0;
+  for (int j = 0; j < dims[1]; ++j) want += coords[0] * dims[1] + j;
+  CHECK(sum == want);
+  MPI_Comm_free(&row);
+
+  /* Comm_dup keeps the topology. */
+  MPI_Comm dup;
+  MPI_Comm_dup(cart, &dup);
+  MPI_Topo_test(dup, &status);
+  CHECK(status == MPI_CART);
+  MPI_Comm_free(&dup);
+  MPI_Comm_free(&cart);
+
+  /* A grid smaller than the communicator: the rest get MPI_COMM_NULL. */
+  if (size > 1) {
+    int one[1] = {size - 1}, per[1] = {0};
+    MPI_Comm part;
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, one, per, 0, &part) == MPI_SUCCESS);
+    CHECK((rank == size - 1) == (part == MPI_COMM_NULL));
+    if (part != MPI_COMM_NULL) MPI_Comm_free(&part);
+  }
+
+  /* Comm_split_type: every rank here shares this host. */
+  MPI_Comm node;
+  CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL,
+                            &node) == MPI_SUCCESS);
+  int nsize = 0, nrank = -1;
+  MPI_Comm_size(node, &nsize);
+  MPI_Comm_rank(node, &nrank);
+  CHECK(nsize == size && nrank == size - 1 - rank); /* ordered by key */
+  MPI_Comm_free(&node);
+  CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS);
+  CHECK(node == MPI_COMM_NULL);
+
+  /* Alltoallw: an int to each even rank, a double to each odd one, at
+   * byte displacements 64 apart. */
+  int* sc = malloc(sizeof(int) * (size_t)size);
+  int* sd = malloc(sizeof(int) * (size_t)size);
+  int* rc = malloc(sizeof(int) * (size_t)size);
+  int* rd = malloc(sizeof(int) * (size_t)size);
+  MPI_Datatype* st = malloc(sizeof(MPI_Datatype) * (size_t)size);
+  MPI_Datatype* rt = malloc(sizeof(MPI_Datatype) * (size_t)size);
+  char* sbuf = malloc(64 * (size_t)size);
+  char* rbuf = malloc(64 * (size_t)size);
+  for (int p = 0; p < size; ++p) {
+    sc[p] = 1, sd[p] = 64 * p, st[p] = p % 2 ? MPI_DOUBLE : MPI_INT;
+    rc[p] = 1, rd[p] = 64 * p, rt[p] = rank % 2 ? MPI_DOUBLE : MPI_INT;
+    if (p % 2) {
+      double v = rank * 10.0 + p;
+      memcpy(sbuf + 64 * p, &v, sizeof v);
+    } else {
+      int v = rank * 10 + p;
+      memcpy(sbuf + 64 * p, &v, sizeof v);
+    }
+  }
+  CHECK(MPI_Alltoallw(sbuf, sc, sd, st, rbuf, rc, rd, rt, MPI_COMM_WORLD) == MPI_SUCCESS);
+  ok = 1;
+  for (int p = 0; p < size; ++p) {
+    if (rank % 2) {
+      double v;
+      memcpy(&v, rbuf + 64 * p, sizeof v);
+      ok &= v == p * 10.0 + rank;
+    } else {
+      int v;
+      memcpy(&v, rbuf + 64 * p, sizeof v);
+      ok &= v == p * 10 + rank;
+    }
+  }
+  CHECK(ok);
+
+  /* Errors under MPI_ERRORS_RETURN. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int nd2 = 0;
+  CHECK(tw_class(MPI_Cartdim_get(MPI_COMM_WORLD, &nd2)) == MPI_ERR_TOPOLOGY);
+  CHECK(tw_class(MPI_Dims_create(7, 2, (int[]){2, 0})) == MPI_ERR_DIMS);
+  int too_big[1] = {size + 1}, per1[1] = {0};
+  MPI_Comm none;
+  CHECK(tw_class(MPI_Cart_create(MPI_COMM_WORLD, 1, too_big, per1, 0, &none)) == MPI_ERR_DIMS);
+  CHECK(tw_class(MPI_Comm_split_type(MPI_COMM_WORLD, 99, 0, MPI_INFO_NULL, &none)) == MPI_ERR_ARG);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+  free(sc), free(sd), free(rc), free(rd), free(st), free(rt), free(sbuf), free(rbuf);
+  return tw_finish("topologies");
+}
