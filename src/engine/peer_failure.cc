@@ -99,8 +99,8 @@ void Engine::on_peer_failed(int dead, const Status& why) {
     if (r->local_pending > 0) r->abandoned = true;
     maybe_complete(r);
   });
-  // Last: the transport may give back (cancel) its operations with the
-  // dead rank now, and they must find their requests abandoned above.
+  // Last: a transport that gives back (cancels) its operations with the
+  // dead rank then must find their requests abandoned above.
   transport_->peer_failed(dead);
 }
 

@@ -106,29 +106,6 @@ Status reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   return Status::ok();
 }
 
-// Root: recvbuf[r] = rank r's block. In place: the root's block is there.
-Status gather(const void* sendbuf, std::size_t block, void* recvbuf, int root,
-              engine::Communicator* comm) {
-  TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
-  std::vector<engine::Request*> requests;
-  if (comm->rank() != root) {
-    TAGWIRE_RETURN_IF_ERROR(
-        post(requests, RequestKind::kSend, sendbuf, block, root, kGatherTag, comm));
-    return wait_all(requests);
-  }
-  auto* out = static_cast<unsigned char*>(recvbuf);
-  for (int peer = 0; peer < comm->size(); ++peer) {
-    if (peer == root) continue;
-    TAGWIRE_RETURN_IF_ERROR(post(requests, RequestKind::kReceive,
-                                 out + static_cast<std::size_t>(peer) * block, block, peer,
-                                 kGatherTag, comm));
-  }
-  if (sendbuf != MPI_IN_PLACE && block > 0) {
-    std::memcpy(out + static_cast<std::size_t>(root) * block, sendbuf, block);
-  }
-  return wait_all(requests);
-}
-
 // Byte sizes and offsets of per-rank blocks given in elements of `type`
 // (the v-collectives' counts and displacements).
 struct Blocks {
@@ -218,6 +195,12 @@ Status gatherv(const void* sendbuf, std::size_t mine, void* recvbuf, const Block
                                  blocks.size[i], peer, kGatherTag, comm));
   }
   return wait_all(requests);
+}
+
+// Root: recvbuf[r] = rank r's block. In place: the root's block is there.
+Status gather(const void* sendbuf, std::size_t block, void* recvbuf, int root,
+              engine::Communicator* comm) {
+  return gatherv(sendbuf, block, recvbuf, even_blocks(comm->size(), block), root, comm);
 }
 
 // Every rank sends its part to every other directly (allgatherv,

@@ -75,14 +75,16 @@ class UcxTransportImpl final : public transport::Transport {
     // them and tell nobody, for the engine's requests are gone.
     closing_ = true;
     // Endpoints must go before the worker; a forced close needs no peer.
-    // (A dead peer's went in peer_failed().)
     for (auto& peer : peers_) {
       if (peer.ep == nullptr) continue;
-      ucp_request_param_t param{};
-      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      ucs_status_ptr_t closing = ucp_ep_close_nbx(peer.ep, &param);
-      peer.ep = nullptr;
+      ucs_status_ptr_t closing = close_by_force(peer.ep);
+      if (peer.dead) {
+        // Nobody answers for a dead peer: no wait (up to 30 s) for its
+        // close; the request is freed whenever UCX finishes it, or with
+        // the worker.
+        if (UCS_PTR_IS_PTR(closing)) ucp_request_free(closing);
+        continue;
+      }
       (void)wait_request(closing);
     }
     // The worker goes here, not after this body: its last callbacks must
@@ -257,9 +259,9 @@ class UcxTransportImpl final : public transport::Transport {
     // disconnect_all or in the engine's progressing barrier after it.
     std::vector<ucs_status_ptr_t> closing;
     for (auto& peer : peers_) {
-      // (A dead peer's endpoint was closed by force in peer_failed(): its
-      // flush would have waited the full 30 s.)
-      if (peer.ep == nullptr) continue;
+      // A dead peer's flush would wait the full 30 s: its endpoint is left
+      // to the destructor's forced close.
+      if (peer.ep == nullptr || peer.dead) continue;
       ucp_request_param_t param{};
       closing.push_back(ucp_ep_close_nbx(peer.ep, &param));
       peer.ep = nullptr;
@@ -267,26 +269,18 @@ class UcxTransportImpl final : public transport::Transport {
     return wait_requests(closing);
   }
 
-  // The endpoint to a dead peer is closed at once, by force: UCX then
-  // cancels what it still had for that peer (its callbacks find the
-  // engine's requests abandoned) and never touches those buffers again.
-  // Left open, its stuck sends held up others: a survivor's read from a
-  // live rank, and the FIN it waited for, stalled for good behind them
-  // over shared memory (tests/mpi/kill_random.c, 1 run in ~20). No new
-  // endpoint is made to it (UCX 1.13 over TCP asserted on connecting to a
-  // peer that had died).
+  // A dead peer's endpoint stays until the destructor: closing it by force
+  // here (so that UCX cancels what it holds) made UCX 1.13 assert
+  // ("got REQ message", ucp_request.c:684) when the close purged a wireup
+  // message still pending over ud_verbs (the soft-RoCE VM, 2 runs of 2),
+  // and did not cure the shared-memory hang it was meant for
+  // (docs/using-tagwire.md, "A rank that dies"). The engine never waits for
+  // those operations (it abandons their requests). No new endpoint is
+  // made to it (UCX 1.13 over TCP asserted on connecting to a peer that
+  // had died).
   void peer_failed(PeerId peer) override {
     if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) return;
-    Peer& p = peers_[static_cast<std::size_t>(peer)];
-    p.dead = true;
-    if (p.ep == nullptr) return;
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t closing = ucp_ep_close_nbx(p.ep, &param);
-    p.ep = nullptr;
-    // Nobody answers for a dead peer: UCX frees the request when it is done.
-    if (UCS_PTR_IS_PTR(closing)) ucp_request_free(closing);
+    peers_[static_cast<std::size_t>(peer)].dead = true;
   }
 
   transport::TransportCounters counters() const override {
@@ -304,6 +298,17 @@ class UcxTransportImpl final : public transport::Transport {
     PeerId rank = -1;
     class UcxTransportImpl* owner = nullptr;  // for UCX's error callback
   };
+
+  // Closes `ep` without the peer's help (UCX cancels what it still holds)
+  // and forgets it; the close request, if any, is the caller's.
+  static ucs_status_ptr_t close_by_force(ucp_ep_h& ep) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t closing = ucp_ep_close_nbx(ep, &param);
+    ep = nullptr;
+    return closing;
+  }
 
   // The endpoint to `peer`, created on first use.
   Result<ucp_ep_h> endpoint(PeerId peer) {
