@@ -105,6 +105,46 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
   return MPI_SUCCESS;
 }
 
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+  auto s = type_size(datatype);
+  TW_MPI_TRY(MPI_COMM_WORLD, s.status());
+  *size = static_cast<MPI_Count>(*s);
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  *lb = (*layout)->lower_bound();
+  *extent = (*layout)->extent();
+  return MPI_SUCCESS;
+}
+
+// The bytes the data itself spans, whatever a resize set as bounds.
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  const auto& runs = (*layout)->runs();
+  std::ptrdiff_t lo = 0, hi = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::ptrdiff_t end = runs[i].offset + static_cast<std::ptrdiff_t>(runs[i].length);
+    lo = i == 0 ? runs[i].offset : std::min(lo, runs[i].offset);
+    hi = i == 0 ? end : std::max(hi, end);
+  }
+  *true_lb = lo;
+  *true_extent = hi - lo;
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+  MPI_Aint lb = 0, extent = 0;
+  const int rc = MPI_Type_get_true_extent(datatype, &lb, &extent);
+  if (rc != MPI_SUCCESS) return rc;
+  *true_lb = lb;
+  *true_extent = extent;
+  return MPI_SUCCESS;
+}
+
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
   const int blocks[] = {count};
@@ -155,6 +195,36 @@ int MPI_Type_indexed(int count, const int blocklengths[], const int displacement
   return make_uniform(__func__, {blocklengths, n}, bytes, oldtype,
                       constructor(MPI_COMBINER_INDEXED, std::move(integers), {}, {&oldtype, 1}),
                       newtype);
+}
+
+int MPI_Type_create_indexed_block(int count, int blocklength, const int displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(blocklength, "block length"));
+  auto extent = extent_of(oldtype);
+  TW_MPI_TRY(MPI_COMM_WORLD, extent.status());
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<int> blocks(n, blocklength);
+  std::vector<std::ptrdiff_t> bytes(n);
+  for (std::size_t i = 0; i < n; ++i) bytes[i] = displacements[i] * *extent;
+  std::vector<int> integers{count, blocklength};
+  integers.insert(integers.end(), displacements, displacements + n);
+  return make_uniform(
+      __func__, blocks, bytes, oldtype,
+      constructor(MPI_COMBINER_INDEXED_BLOCK, std::move(integers), {}, {&oldtype, 1}), newtype);
+}
+
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
+  TW_MPI_TRY(MPI_COMM_WORLD, check_count(blocklength, "block length"));
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<int> blocks(n, blocklength);
+  std::vector<std::ptrdiff_t> bytes(displacements, displacements + n);
+  return make_uniform(
+      __func__, blocks, bytes, oldtype,
+      constructor(MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength}, bytes, {&oldtype, 1}),
+      newtype);
 }
 
 int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
@@ -283,6 +353,13 @@ int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count
   auto layout = layout_of(datatype, false);
   TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
   *count = static_cast<int>((*layout)->basic_elements(status->tagwire_count));
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
+  *count = static_cast<MPI_Count>((*layout)->basic_elements(status->tagwire_count));
   return MPI_SUCCESS;
 }
 

@@ -413,6 +413,15 @@ int MPI_Topo_test(MPI_Comm comm, int* status);
 /* Datatypes */
 int MPI_Type_size(MPI_Datatype datatype, int* size);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent);
+int MPI_Type_create_indexed_block(int count, int blocklength, const int displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count);
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype);
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype* newtype);
@@ -434,7 +443,9 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
 #define MPI_COMBINER_VECTOR 4
 #define MPI_COMBINER_HVECTOR 6
 #define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_INDEXED_BLOCK 8
 #define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_HINDEXED_BLOCK 10
 #define MPI_COMBINER_STRUCT 12
 #define MPI_COMBINER_RESIZED 18
 int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
@@ -763,6 +774,15 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm);
 int PMPI_Topo_test(MPI_Comm comm, int* status);
 int PMPI_Type_size(MPI_Datatype datatype, int* size);
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent);
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size);
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent);
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent);
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent);
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[],
+                                    MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count);
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype);
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                      MPI_Datatype* newtype);

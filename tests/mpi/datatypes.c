@@ -323,6 +323,58 @@ static void envelopes_and_contents(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* The MPI-2/3 constructors and queries: indexed_block and hindexed_block
+ * place the same bytes as indexed / hindexed with equal blocks, their
+ * contents say so, and the _x and true-extent queries agree with the rest. */
+static void block_constructors_and_x_queries(void) {
+  int displs[3] = {5, 0, 2};
+  MPI_Aint hdispls[3] = {40, 0, 16};
+  int blocks[3] = {2, 2, 2};
+  MPI_Datatype ib, hb, ref;
+  CHECK(MPI_Type_create_indexed_block(3, 2, displs, MPI_DOUBLE, &ib) == MPI_SUCCESS);
+  CHECK(MPI_Type_create_hindexed_block(3, 2, hdispls, MPI_DOUBLE, &hb) == MPI_SUCCESS);
+  MPI_Type_indexed(3, blocks, displs, MPI_DOUBLE, &ref);
+  MPI_Type_commit(&ib), MPI_Type_commit(&hb), MPI_Type_commit(&ref);
+  double src[8];
+  for (int i = 0; i < 8; ++i) src[i] = i + 0.5;
+  char a[256], b[256], c[256];
+  int pa = 0, pb = 0, pc = 0;
+  MPI_Pack(src, 1, ib, a, sizeof a, &pa, MPI_COMM_WORLD);
+  MPI_Pack(src, 1, hb, b, sizeof b, &pb, MPI_COMM_WORLD);
+  MPI_Pack(src, 1, ref, c, sizeof c, &pc, MPI_COMM_WORLD);
+  CHECK(pa == 48 && pb == 48 && pc == 48);
+  CHECK(memcmp(a, c, 48) == 0 && memcmp(b, c, 48) == 0);
+  int ni, na, nd, combiner, ints[8];
+  MPI_Aint addrs[8];
+  MPI_Datatype types[2];
+  MPI_Type_get_envelope(ib, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_INDEXED_BLOCK && ni == 5 && na == 0 && nd == 1);
+  MPI_Type_get_contents(ib, 8, 8, 2, ints, addrs, types);
+  CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && ints[4] == 2 && types[0] == MPI_DOUBLE);
+  MPI_Type_get_envelope(hb, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_HINDEXED_BLOCK && ni == 2 && na == 3 && nd == 1);
+  /* Sizes and extents, plain and _x; the true extent ignores a resize. */
+  MPI_Count sx = 0, lbx = -1, extx = -1, tlbx = -1, textx = -1;
+  MPI_Type_size_x(ib, &sx);
+  MPI_Type_get_extent_x(ib, &lbx, &extx);
+  CHECK(sx == 48 && lbx == 0 && extx == 56);
+  MPI_Datatype wide;
+  MPI_Type_create_resized(MPI_INT, -8, 32, &wide);
+  MPI_Aint tlb = -1, text = -1;
+  MPI_Type_get_true_extent(wide, &tlb, &text);
+  CHECK(tlb == 0 && text == 4);
+  MPI_Type_get_true_extent_x(ib, &tlbx, &textx);
+  CHECK(tlbx == 0 && textx == 56);
+  /* Five doubles received into an element of six: five elements. */
+  MPI_Status st;
+  double got[8];
+  MPI_Sendrecv(src, 5, MPI_DOUBLE, rank, 77, got, 1, ib, rank, 77, MPI_COMM_WORLD, &st);
+  MPI_Count elements = 0;
+  MPI_Get_elements_x(&st, ib, &elements);
+  CHECK(elements == 5);
+  MPI_Type_free(&ib), MPI_Type_free(&hb), MPI_Type_free(&ref), MPI_Type_free(&wide);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -338,6 +390,7 @@ int main(int argc, char** argv) {
   indexed_and_nested();
   maxloc_minloc();
   envelopes_and_contents();
+  block_constructors_and_x_queries();
   int total_failed = 0;
   MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
