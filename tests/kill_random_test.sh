@@ -16,7 +16,7 @@
 # sender shares, leaves a slot the survivor waits on for ever (it then
 # hears from nobody: 3 runs in 48 hung until the launcher's grace ended
 # them), and over TCP UCX itself sometimes aborts a survivor that answers
-# the dead rank's emulated READ (ucp_get_req_handler: 5 runs in 120).
+# the dead rank's emulated READ (ucp_get_req_handler: 5 runs in 48).
 # Tagwire's own shared memory gives each pair its
 # own ring, so a dead writer stalls only its own.
 set -uo pipefail
