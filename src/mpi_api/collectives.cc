@@ -203,6 +203,20 @@ Status gather(const void* sendbuf, std::size_t block, void* recvbuf, int root,
   return gatherv(sendbuf, block, recvbuf, even_blocks(comm->size(), block), root, comm);
 }
 
+// MPI_IN_PLACE in the all-to-alls: what is sent is what recvbuf holds,
+// laid out as it is received, so it is copied out before any of it is
+// overwritten. Returns the copy's bytes.
+const unsigned char* copy_for_in_place(void* recvbuf, const Blocks& recv,
+                                       std::vector<unsigned char>* copy) {
+  std::size_t span = 0;
+  for (std::size_t i = 0; i < recv.size.size(); ++i) {
+    span = std::max(span, recv.offset[i] + recv.size[i]);
+  }
+  const auto* in = static_cast<const unsigned char*>(recvbuf);
+  copy->assign(in, in + span);
+  return copy->data();
+}
+
 // Every rank sends its part to every other directly (allgatherv,
 // alltoallv): out + send.offset[p] to p, into in + recv.offset[p] from p.
 Status exchange_blocks(const unsigned char* out, const Blocks& send, unsigned char* in,
@@ -498,19 +512,11 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   const int n = (*c)->size();
   auto recv = blocks_of(n, recvcounts, rdispls, recvtype);
   TW_MPI_TRY(comm, recv.status());
-  // In place: what is sent is what recvbuf holds, laid out as it is received.
   std::vector<unsigned char> in_place_copy;
   const unsigned char* out = static_cast<const unsigned char*>(sendbuf);
   Blocks send;
   if (sendbuf == MPI_IN_PLACE) {
-    std::size_t span = 0;
-    for (int i = 0; i < n; ++i) {
-      span = std::max(span, recv->offset[static_cast<std::size_t>(i)] +
-                                recv->size[static_cast<std::size_t>(i)]);
-    }
-    in_place_copy.assign(static_cast<unsigned char*>(recvbuf),
-                         static_cast<unsigned char*>(recvbuf) + span);
-    out = in_place_copy.data();
+    out = copy_for_in_place(recvbuf, *recv, &in_place_copy);
     send = *recv;
   } else {
     auto s = blocks_of(n, sendcounts, sdispls, sendtype);
@@ -552,13 +558,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
   const unsigned char* out = static_cast<const unsigned char*>(sendbuf);
   Blocks send;
   if (sendbuf == MPI_IN_PLACE) {
-    std::size_t span = 0;
-    for (std::size_t i = 0; i < recv->size.size(); ++i) {
-      span = std::max(span, recv->offset[i] + recv->size[i]);
-    }
-    in_place_copy.assign(static_cast<unsigned char*>(recvbuf),
-                         static_cast<unsigned char*>(recvbuf) + span);
-    out = in_place_copy.data();
+    out = copy_for_in_place(recvbuf, *recv, &in_place_copy);
     send = *recv;
   } else {
     auto s = layout(sendcounts, sdispls, sendtypes, "send");
