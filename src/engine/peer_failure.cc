@@ -43,19 +43,13 @@ static bool depends_on(const Request& r, int dead) {
   if (r.kind == RequestKind::kReceive && r.rendezvous != nullptr) {
     return r.rendezvous->origin == dead;  // matched: reading from its sender
   }
-  if (r.collective) {
-    // A step of a collective on a communicator with a dead member: the
-    // collective cannot complete, and a rank waiting on a live member
-    // would wait for ever for a step that member gave up on (the MPI
-    // layer's collectives go through a root; ULFM's rule for collectives).
-    for (int w : r.comm->peer_group(true)) {
-      if (w == dead) return true;
-    }
-    return false;
-  }
-  if (r.peer == matching::kAnySource) {
-    // ULFM's rule: a wildcard receive on a communicator with a dead member
-    // reports the failure rather than wait for a message that may never come.
+  if (r.collective || r.peer == matching::kAnySource) {
+    // ULFM's rules: a wildcard receive on a communicator with a dead member
+    // reports the failure rather than wait for a message that may never
+    // come, and so does every step of a collective there: the collective
+    // cannot complete, and a rank waiting on a live member would wait for
+    // ever for a step that member gave up on (the MPI layer's collectives
+    // go through a root).
     for (int w : r.comm->peer_group(r.collective)) {
       if (w == dead) return true;
     }

@@ -138,11 +138,18 @@ Blocks even_blocks(int n, std::size_t block) {
 }
 
 // Root: rank r receives blocks.size[r] bytes from sendbuf + offset[r]
-// (`blocks` is read at the root only); the others receive `mine` bytes.
-// In place (the root's recvbuf is MPI_IN_PLACE): its block stays put.
-Status scatter(const void* sendbuf, const Blocks& blocks, void* recvbuf, std::size_t mine, int root,
-               engine::Communicator* comm) {
+// (`blocks` is read at the root only) into recvcount elements of
+// recvtype. In place (the root's recvbuf is MPI_IN_PLACE): its block
+// stays put.
+Status scatter(const void* sendbuf, const Blocks& blocks, void* recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, engine::Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
+  std::size_t mine = 0;
+  if (recvbuf != MPI_IN_PLACE || comm->rank() != root) {
+    auto recv = contiguous_bytes_of(recvcount, recvtype);
+    if (!recv) return recv.status();
+    mine = *recv;
+  }
   std::vector<engine::Request*> requests;
   if (comm->rank() != root) {
     TAGWIRE_RETURN_IF_ERROR(
@@ -217,8 +224,8 @@ const unsigned char* copy_for_in_place(void* recvbuf, const Blocks& recv,
   return copy->data();
 }
 
-// Every rank sends its part to every other directly (allgatherv,
-// alltoallv): out + send.offset[p] to p, into in + recv.offset[p] from p.
+// Every rank sends its part to every other directly (the all-to-alls,
+// allgatherv): out + send.offset[p] to p, into in + recv.offset[p] from p.
 Status exchange_blocks(const unsigned char* out, const Blocks& send, unsigned char* in,
                        const Blocks& recv, int tag, engine::Communicator* comm) {
   std::vector<engine::Request*> requests;
@@ -252,9 +259,10 @@ Status scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
   auto bytes = contiguous_bytes_of(count, type);
   if (!bytes) return bytes.status();
   const int me = comm->rank();
-  const auto* mine_ptr =
-      static_cast<const unsigned char*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
-  std::vector<unsigned char> mine(mine_ptr, mine_ptr + *bytes);
+  const auto* own = static_cast<const unsigned char*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
+  // What goes on: prefix op own (rank 0: own). Copied before recvbuf is
+  // written (in place, own is recvbuf).
+  std::vector<unsigned char> onward(own, own + *bytes);
   std::vector<unsigned char> prefix(*bytes);
   std::vector<engine::Request*> requests;
   if (me > 0) {
@@ -262,14 +270,10 @@ Status scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
         post(requests, RequestKind::kReceive, prefix.data(), *bytes, me - 1, kScanTag, comm));
     TAGWIRE_RETURN_IF_ERROR(wait_all(requests));
     requests.clear();
-  }
-  // What goes on: prefix op mine (rank 0: mine).
-  std::vector<unsigned char> onward = mine;
-  if (me > 0) {
-    onward = prefix;
-    std::vector<unsigned char> next = mine;
+    std::vector<unsigned char> acc = prefix;  // prefix stays for the exclusive scan
     TAGWIRE_RETURN_IF_ERROR(
-        combine(op, type, onward.data(), next.data(), static_cast<std::size_t>(count), *bytes));
+        combine(op, type, acc.data(), onward.data(), static_cast<std::size_t>(count), *bytes));
+    onward.swap(acc);
   }
   if (me + 1 < comm->size()) {
     TAGWIRE_RETURN_IF_ERROR(
@@ -305,8 +309,8 @@ Status reduce_scatter(const void* sendbuf, void* recvbuf, const std::vector<int>
   std::vector<unsigned char> reduced(comm->rank() == 0 ? *whole : 0);
   TAGWIRE_RETURN_IF_ERROR(
       reduce(input, reduced.data(), static_cast<int>(total), type, op, 0, comm));
-  return scatter(reduced.data(), *blocks, recvbuf,
-                 blocks->size[static_cast<std::size_t>(comm->rank())], 0, comm);
+  const auto me = static_cast<std::size_t>(comm->rank());
+  return scatter(reduced.data(), *blocks, recvbuf, counts[me], type, 0, comm);
 }
 
 }  // namespace
@@ -382,30 +386,16 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   TW_MPI_TRY(comm, c.status());
   auto block = contiguous_bytes_of(recvcount, recvtype);
   TW_MPI_TRY(comm, block.status());
-  const std::size_t n = static_cast<std::size_t>((*c)->size());
+  const Blocks blocks = even_blocks((*c)->size(), *block);
   std::vector<unsigned char> in_place_copy;
   const auto* out = static_cast<const unsigned char*>(sendbuf);
   if (sendbuf == MPI_IN_PLACE) {
-    in_place_copy.assign(static_cast<unsigned char*>(recvbuf),
-                         static_cast<unsigned char*>(recvbuf) + *block * n);
-    out = in_place_copy.data();
+    out = copy_for_in_place(recvbuf, blocks, &in_place_copy);
   } else {
     TW_MPI_TRY(comm, contiguous_bytes_of(sendcount, sendtype).status());
   }
-  auto* in = static_cast<unsigned char*>(recvbuf);
-  std::vector<engine::Request*> requests;
-  const int me = (*c)->rank();
-  for (int peer = 0; peer < (*c)->size(); ++peer) {
-    const std::size_t at = static_cast<std::size_t>(peer) * *block;
-    if (peer == me) {
-      if (*block > 0) std::memmove(in + at, out + at, *block);
-      continue;
-    }
-    TW_MPI_TRY(comm,
-               post(requests, RequestKind::kReceive, in + at, *block, peer, kAlltoallTag, *c));
-    TW_MPI_TRY(comm, post(requests, RequestKind::kSend, out + at, *block, peer, kAlltoallTag, *c));
-  }
-  TW_MPI_TRY(comm, wait_all(requests));
+  TW_MPI_TRY(comm, exchange_blocks(out, blocks, static_cast<unsigned char*>(recvbuf), blocks,
+                                   kAlltoallTag, *c));
   return MPI_SUCCESS;
 }
 
@@ -415,19 +405,12 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   TW_MPI_TRY(comm, c.status());
   TW_MPI_TRY(comm, check_root(*c, root));
   Blocks blocks;
-  std::size_t mine = 0;
   if ((*c)->rank() == root) {
     auto block = contiguous_bytes_of(sendcount, sendtype);
     TW_MPI_TRY(comm, block.status());
     blocks = even_blocks((*c)->size(), *block);
-    mine = *block;
   }
-  if (recvbuf != MPI_IN_PLACE || (*c)->rank() != root) {
-    auto recv = contiguous_bytes_of(recvcount, recvtype);
-    TW_MPI_TRY(comm, recv.status());
-    mine = *recv;
-  }
-  TW_MPI_TRY(comm, scatter(sendbuf, blocks, recvbuf, mine, root, *c));
+  TW_MPI_TRY(comm, scatter(sendbuf, blocks, recvbuf, recvcount, recvtype, root, *c));
   return MPI_SUCCESS;
 }
 
@@ -438,19 +421,12 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
   TW_MPI_TRY(comm, c.status());
   TW_MPI_TRY(comm, check_root(*c, root));
   Blocks blocks;
-  std::size_t mine = 0;
   if ((*c)->rank() == root) {
     auto b = blocks_of((*c)->size(), sendcounts, displs, sendtype);
     TW_MPI_TRY(comm, b.status());
     blocks = std::move(b).value();
-    mine = blocks.size[static_cast<std::size_t>(root)];
   }
-  if (recvbuf != MPI_IN_PLACE || (*c)->rank() != root) {
-    auto recv = contiguous_bytes_of(recvcount, recvtype);
-    TW_MPI_TRY(comm, recv.status());
-    mine = *recv;
-  }
-  TW_MPI_TRY(comm, scatter(sendbuf, blocks, recvbuf, mine, root, *c));
+  TW_MPI_TRY(comm, scatter(sendbuf, blocks, recvbuf, recvcount, recvtype, root, *c));
   return MPI_SUCCESS;
 }
 

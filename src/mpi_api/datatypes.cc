@@ -113,10 +113,11 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
 }
 
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
-  auto layout = layout_of(datatype, false);
-  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
-  *lb = (*layout)->lower_bound();
-  *extent = (*layout)->extent();
+  MPI_Aint a = 0, b = 0;
+  const int rc = MPI_Type_get_extent(datatype, &a, &b);
+  if (rc != MPI_SUCCESS) return rc;
+  *lb = a;
+  *extent = b;
   return MPI_SUCCESS;
 }
 

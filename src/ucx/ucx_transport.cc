@@ -77,7 +77,11 @@ class UcxTransportImpl final : public transport::Transport {
     // Endpoints must go before the worker; a forced close needs no peer.
     for (auto& peer : peers_) {
       if (peer.ep == nullptr) continue;
-      ucs_status_ptr_t closing = close_by_force(peer.ep);
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      ucs_status_ptr_t closing = ucp_ep_close_nbx(peer.ep, &param);
+      peer.ep = nullptr;
       if (peer.dead) {
         // Nobody answers for a dead peer: no wait (up to 30 s) for its
         // close; the request is freed whenever UCX finishes it, or with
@@ -272,8 +276,9 @@ class UcxTransportImpl final : public transport::Transport {
   // made to it (UCX 1.13 over TCP asserted on connecting to a peer that
   // had died).
   void peer_failed(PeerId peer) override {
-    if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) return;
-    peers_[static_cast<std::size_t>(peer)].dead = true;
+    if (peer >= 0 && static_cast<std::size_t>(peer) < peers_.size()) {
+      peers_[static_cast<std::size_t>(peer)].dead = true;
+    }
   }
 
   transport::TransportCounters counters() const override {
@@ -289,17 +294,6 @@ class UcxTransportImpl final : public transport::Transport {
     ucp_ep_h ep = nullptr;
     bool dead = false;  // peer_failed(): never flushed
   };
-
-  // Closes `ep` without the peer's help (UCX cancels what it still holds)
-  // and forgets it; the close request, if any, is the caller's.
-  static ucs_status_ptr_t close_by_force(ucp_ep_h& ep) {
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t closing = ucp_ep_close_nbx(ep, &param);
-    ep = nullptr;
-    return closing;
-  }
 
   // The endpoint to `peer`, created on first use.
   Result<ucp_ep_h> endpoint(PeerId peer) {
