@@ -13,7 +13,10 @@ using namespace tagwire;
 using namespace tagwire::mpi;
 
 MPI_Comm tagwire::mpi::add_comm(engine::Communicator* comm, MPI_Comm parent) {
-  return state().comms.add(CommEntry{comm, find_comm(parent)->errhandler, {}, {}, {}});
+  CommEntry entry;
+  entry.comm = comm;
+  entry.errhandler = find_comm(parent)->errhandler;
+  return state().comms.add(std::move(entry));
 }
 
 namespace {
@@ -22,8 +25,10 @@ namespace {
 // give it; if one fails, the duplicate is freed again and the error returned.
 Result<MPI_Comm> add_duplicate(MPI_Comm parent, engine::Communicator* dup) {
   const MPI_Comm made = add_comm(dup, parent);
-  if (const CommEntry* from = find_comm(parent); from != nullptr)
-    find_comm(made)->cart = from->cart;
+  if (const CommEntry* from = find_comm(parent); from != nullptr) {
+    find_comm(made)->cart = from->cart;  // a duplicate keeps the topology
+    find_comm(made)->dist_graph = from->dist_graph;
+  }
   Status copied = copy_attributes(parent, *find_comm(made));
   if (!copied.is_ok()) {
     MPI_Comm undo = made;

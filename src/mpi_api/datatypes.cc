@@ -2,6 +2,7 @@
 // and free, size / extent / count queries, and MPI_Pack / MPI_Unpack.
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -327,9 +328,75 @@ int MPI_Type_free(MPI_Datatype* datatype) {
                                       : "datatype handle " + std::to_string(*datatype) +
                                             " is not a derived datatype (freed?)"});
   }
-  state().types.remove(*datatype);  // pending operations hold their own reference
+  state().types.remove(*datatype);      // pending operations hold their own reference
+  state().type_names.erase(*datatype);  // the handle may name another type next
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+  TW_MPI_TRY(MPI_COMM_WORLD, type_size(datatype).status());
+  if (type_name == nullptr) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "a null name"});
+  }
+  std::string text(type_name);
+  if (text.size() >= MPI_MAX_OBJECT_NAME) text.resize(MPI_MAX_OBJECT_NAME - 1);
+  state().type_names[datatype] = std::move(text);
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+  TW_MPI_TRY(MPI_COMM_WORLD, type_size(datatype).status());
+  if (type_name == nullptr || resultlen == nullptr) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidArgument, "a null name or length pointer"});
+  }
+  // The standard's names for the predefined types (mpi.h's order), unless
+  // renamed; a derived type without a name has the empty one.
+  static const char* const kPredefinedNames[] = {"MPI_DATATYPE_NULL",
+                                                 "MPI_CHAR",
+                                                 "MPI_SIGNED_CHAR",
+                                                 "MPI_UNSIGNED_CHAR",
+                                                 "MPI_BYTE",
+                                                 "MPI_SHORT",
+                                                 "MPI_UNSIGNED_SHORT",
+                                                 "MPI_INT",
+                                                 "MPI_UNSIGNED",
+                                                 "MPI_LONG",
+                                                 "MPI_UNSIGNED_LONG",
+                                                 "MPI_LONG_LONG",
+                                                 "MPI_UNSIGNED_LONG_LONG",
+                                                 "MPI_FLOAT",
+                                                 "MPI_DOUBLE",
+                                                 "MPI_LONG_DOUBLE",
+                                                 "MPI_WCHAR",
+                                                 "MPI_C_BOOL",
+                                                 "MPI_INT8_T",
+                                                 "MPI_INT16_T",
+                                                 "MPI_INT32_T",
+                                                 "MPI_INT64_T",
+                                                 "MPI_UINT8_T",
+                                                 "MPI_UINT16_T",
+                                                 "MPI_UINT32_T",
+                                                 "MPI_UINT64_T",
+                                                 "MPI_PACKED",
+                                                 "MPI_AINT",
+                                                 "MPI_COUNT",
+                                                 "MPI_FLOAT_INT",
+                                                 "MPI_DOUBLE_INT",
+                                                 "MPI_LONG_INT",
+                                                 "MPI_2INT",
+                                                 "MPI_SHORT_INT",
+                                                 "MPI_LONG_DOUBLE_INT"};
+  static_assert(std::size(kPredefinedNames) == MPI_LONG_DOUBLE_INT + 1,
+                "a name for every predefined datatype");
+  std::string text;
+  if (auto named = state().type_names.find(datatype); named != state().type_names.end()) {
+    text = named->second;
+  } else if (datatype >= 0 && datatype < static_cast<int>(std::size(kPredefinedNames))) {
+    text = kPredefinedNames[datatype];
+  }
+  return copy_string(text, type_name, MPI_MAX_OBJECT_NAME, resultlen);
 }
 
 int MPI_Get_address(const void* location, MPI_Aint* address) {

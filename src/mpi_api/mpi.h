@@ -71,6 +71,12 @@ typedef struct MPI_Status {
 #define MPI_CART 2
 #define MPI_DIST_GRAPH 3
 #define MPI_COMM_TYPE_SHARED 1
+/* Distributed graphs: an unweighted one, and no weights for no edges
+   (addresses of the library's own words, so that compilers see storage) */
+extern int tagwire_mpi_unweighted[1];
+extern int tagwire_mpi_weights_empty[1];
+#define MPI_UNWEIGHTED (tagwire_mpi_unweighted)
+#define MPI_WEIGHTS_EMPTY (tagwire_mpi_weights_empty)
 
 /* Buffers */
 #ifdef __cplusplus
@@ -287,6 +293,11 @@ typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void* attr
 #define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                     MPI_Win* win);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void* base);
 int MPI_Win_free(MPI_Win* win);
 int MPI_Win_fence(int assert, MPI_Win win);
 int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -398,7 +409,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 
-/* Cartesian topologies (graph topologies are not there) */
+/* Cartesian topologies */
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm* comm_cart);
@@ -408,6 +419,15 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank);
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest);
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm);
+/* Distributed graph topologies, given by each rank's own edges (the
+   general MPI_Dist_graph_create and the old graph calls are not there) */
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[]);
 int MPI_Topo_test(MPI_Comm comm, int* status);
 
 /* Datatypes */
@@ -455,6 +475,8 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
                           MPI_Datatype array_of_datatypes[]);
 int MPI_Type_commit(MPI_Datatype* datatype);
 int MPI_Type_free(MPI_Datatype* datatype);
+int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
+int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen);
 int MPI_Get_address(const void* location, MPI_Aint* address);
 int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
              int* position, MPI_Comm comm);
@@ -662,6 +684,11 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval);
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win* win);
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                      MPI_Win* win);
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
+int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int PMPI_Win_detach(MPI_Win win, const void* base);
 int PMPI_Win_free(MPI_Win* win);
 int PMPI_Win_fence(int assert, MPI_Win win);
 int PMPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -771,6 +798,13 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank);
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest);
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm);
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                    const int sourceweights[], int outdegree,
+                                    const int destinations[], const int destweights[], MPI_Info info,
+                                    int reorder, MPI_Comm* comm_dist_graph);
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted);
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                              int maxoutdegree, int destinations[], int destweights[]);
 int PMPI_Topo_test(MPI_Comm comm, int* status);
 int PMPI_Type_size(MPI_Datatype datatype, int* size);
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent);
@@ -804,6 +838,8 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
                            MPI_Datatype array_of_datatypes[]);
 int PMPI_Type_commit(MPI_Datatype* datatype);
 int PMPI_Type_free(MPI_Datatype* datatype);
+int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
+int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen);
 int PMPI_Get_address(const void* location, MPI_Aint* address);
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
               int* position, MPI_Comm comm);

@@ -34,6 +34,14 @@ struct CommEntry {
     std::vector<int> dims, periods;
   };
   std::optional<Cartesian> cart;
+  // A distributed graph (MPI_Dist_graph_create_adjacent; MPI_Comm_dup
+  // keeps it): this rank's in- and out-edges as given, weights empty when
+  // unweighted.
+  struct DistGraph {
+    std::vector<int> sources, source_weights, destinations, dest_weights;
+    bool weighted = false;
+  };
+  std::optional<DistGraph> dist_graph;
 };
 
 // A user attribute key (MPI_Comm_create_keyval).
@@ -73,6 +81,9 @@ struct WinEntry {
   std::map<int, void*> attributes;
   MPI_Aint size_attribute = 0;  // MPI_WIN_SIZE points here
   int disp_unit_attribute = 1;  // MPI_WIN_DISP_UNIT points here
+  // MPI_Win_allocate's memory (registered, engine::alloc_registered),
+  // given back after the window is freed; null for MPI_Win_create.
+  void* allocated = nullptr;
 };
 
 // A window attribute key (MPI_Win_create_keyval): windows are never
@@ -105,6 +116,9 @@ struct State {
   HandleTable<InfoEntries> infos{2};  // 0 MPI_INFO_NULL, 1 MPI_INFO_ENV (empty, read-only)
   // Derived datatypes (shared: a pending operation keeps a freed type alive).
   HandleTable<std::shared_ptr<TypeLayout>> types{kFirstDerivedType};
+  // Names given by MPI_Type_set_name (predefined types have theirs
+  // without it), dropped when the type is freed.
+  std::map<MPI_Datatype, std::string> type_names;
   // Operations on non-contiguous datatypes: their pack buffers, by request.
   std::unordered_map<MPI_Request, Staging> staging;
   std::vector<Staging> orphaned_staging;  // freed while in flight

@@ -1,8 +1,10 @@
-// Cartesian topologies (MPI-3.1 §7.5): MPI_Dims_create, MPI_Cart_create and
-// the calls that read one, MPI_Cart_sub, MPI_Topo_test. A Cartesian
-// communicator is an ordinary one (a split of the old, `reorder` ignored:
-// ranks keep their order) with its grid in its CommEntry. Graph topologies
-// are not here (README).
+// Process topologies (MPI-3.1 §7.5): MPI_Dims_create, MPI_Cart_create and
+// the calls that read one, MPI_Cart_sub, distributed graphs given by each
+// rank's adjacency (MPI_Dist_graph_create_adjacent and its queries),
+// MPI_Topo_test. A topology communicator is an ordinary one (a split of the
+// old, `reorder` ignored: ranks keep their order) with its topology in its
+// CommEntry. The general MPI_Dist_graph_create and the old graph calls are
+// not here (README).
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -27,6 +29,15 @@ Result<const CommEntry::Cartesian*> cart_of(MPI_Comm comm) {
     return Status(ErrorCode::kInvalidTopology, "the communicator has no Cartesian topology");
   }
   return &*entry->cart;
+}
+
+Result<const CommEntry::DistGraph*> dist_graph_of(MPI_Comm comm) {
+  TAGWIRE_RETURN_IF_ERROR(comm_of(comm).status());
+  const CommEntry* entry = find_comm(comm);
+  if (entry == nullptr || !entry->dist_graph) {
+    return Status(ErrorCode::kInvalidTopology, "the communicator has no distributed graph");
+  }
+  return &*entry->dist_graph;
 }
 
 // Row-major: the last dimension varies fastest.
@@ -77,6 +88,9 @@ int make_cart(MPI_Comm comm, engine::Communicator* c, int color, int key, CommEn
 }  // namespace
 
 extern "C" {
+
+int tagwire_mpi_unweighted[1];
+int tagwire_mpi_weights_empty[1];
 
 // Fills the zero entries of dims so that the product is nnodes, the sizes
 // as close to each other as they can be, in non-increasing order.
@@ -254,7 +268,102 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
 int MPI_Topo_test(MPI_Comm comm, int* status) {
   TW_MPI_TRY(comm, comm_of(comm).status());
   const CommEntry* entry = find_comm(comm);
-  *status = entry != nullptr && entry->cart ? MPI_CART : MPI_UNDEFINED;
+  *status = entry == nullptr    ? MPI_UNDEFINED
+            : entry->cart       ? MPI_CART
+            : entry->dist_graph ? MPI_DIST_GRAPH
+                                : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* comm_dist_graph) {
+  (void)info;     // hints only
+  (void)reorder;  // ranks keep their order: a valid choice of the standard's
+  auto c = comm_of(comm_old);
+  TW_MPI_TRY(comm_old, c.status());
+  if ((*c)->inter()) {
+    return report(comm_old, __func__,
+                  {ErrorCode::kInvalidComm, "a graph topology needs an intracommunicator"});
+  }
+  if (comm_dist_graph == nullptr) {
+    TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "comm_dist_graph is NULL"));
+  }
+  // MPI_UNWEIGHTED on either side makes the graph unweighted (the standard
+  // asks for both or neither); MPI_WEIGHTS_EMPTY stands for no weights of
+  // no edges.
+  const bool weighted = sourceweights != MPI_UNWEIGHTED && destweights != MPI_UNWEIGHTED;
+  CommEntry::DistGraph graph;
+  graph.weighted = weighted;
+  const int size = (*c)->size();
+  auto take = [&](const char* what, int degree, const int ranks[], const int weights[],
+                  std::vector<int>* into, std::vector<int>* weights_into) -> Status {
+    if (degree < 0) {
+      return {ErrorCode::kInvalidArgument,
+              std::string(what) + " degree " + std::to_string(degree) + " is negative"};
+    }
+    if (degree > 0 && ranks == nullptr) {
+      return {ErrorCode::kInvalidArgument, std::string(what) + " ranks are NULL"};
+    }
+    const bool no_weights = weights == nullptr || weights == MPI_WEIGHTS_EMPTY;
+    if (weighted && degree > 0 && no_weights) {
+      return {ErrorCode::kInvalidArgument, std::string(what) + " weights are missing"};
+    }
+    for (int i = 0; i < degree; ++i) {
+      if (ranks[i] < 0 || ranks[i] >= size) {
+        return {ErrorCode::kInvalidRank, std::string(what) + " rank " + std::to_string(ranks[i]) +
+                                             " is outside a communicator of size " +
+                                             std::to_string(size)};
+      }
+      if (weighted && weights[i] < 0) {
+        return {ErrorCode::kInvalidArgument,
+                std::string(what) + " weight " + std::to_string(weights[i]) + " is negative"};
+      }
+      into->push_back(ranks[i]);
+      if (weighted) weights_into->push_back(weights[i]);
+    }
+    return Status::ok();
+  };
+  TW_MPI_TRY(comm_old, take("source", indegree, sources, sourceweights, &graph.sources,
+                            &graph.source_weights));
+  TW_MPI_TRY(comm_old, take("destination", outdegree, destinations, destweights,
+                            &graph.destinations, &graph.dest_weights));
+  auto split = state().engine->comm_split(*c, 0, (*c)->rank());
+  TW_MPI_TRY(comm_old, split.status());
+  *comm_dist_graph = add_comm(*split, comm_old);
+  find_comm(*comm_dist_graph)->dist_graph = std::move(graph);
+  return MPI_SUCCESS;
+}
+
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
+  auto graph = dist_graph_of(comm);
+  TW_MPI_TRY(comm, graph.status());
+  *indegree = static_cast<int>((*graph)->sources.size());
+  *outdegree = static_cast<int>((*graph)->destinations.size());
+  *weighted = (*graph)->weighted ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[]) {
+  auto graph = dist_graph_of(comm);
+  TW_MPI_TRY(comm, graph.status());
+  const auto& g = **graph;
+  // As many as the caller has room for, in the order they were given.
+  auto give = [&](const std::vector<int>& ranks, const std::vector<int>& weights, int room,
+                  int out[], int out_weights[]) {
+    const std::size_t n =
+        std::min<std::size_t>(ranks.size(), static_cast<std::size_t>(std::max(room, 0)));
+    const bool with_weights =
+        g.weighted && out_weights != MPI_UNWEIGHTED && out_weights != MPI_WEIGHTS_EMPTY;
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = ranks[i];
+      if (with_weights) out_weights[i] = weights[i];
+    }
+  };
+  give(g.sources, g.source_weights, maxindegree, sources, sourceweights);
+  give(g.destinations, g.dest_weights, maxoutdegree, destinations, destweights);
   return MPI_SUCCESS;
 }
 

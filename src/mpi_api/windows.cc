@@ -111,6 +111,59 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
   return MPI_SUCCESS;
 }
 
+// MPI_Win_create over memory the library allocates (registered, as
+// MPI_Alloc_mem's), freed with the window.
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                     MPI_Win* win) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  if (baseptr == nullptr) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "baseptr is NULL"));
+  }
+  if (size < 0) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument,
+                            "window size " + std::to_string(size) + " is negative"));
+  }
+  auto memory = E().alloc_registered(static_cast<std::size_t>(size));
+  TW_MPI_TRY(comm, memory.status());
+  const int rc = PMPI_Win_create(*memory, size, disp_unit, info, comm, win);
+  if (rc != MPI_SUCCESS) {
+    (void)E().free_registered(*memory);
+    return rc;
+  }
+  if (std::unique_ptr<WinEntry>* made = state().windows.find(*win); made != nullptr) {
+    (*made)->allocated = *memory;
+  }
+  *static_cast<void**>(baseptr) = *memory;
+  return MPI_SUCCESS;
+}
+
+// Dynamic windows (memory attached after creation, addressed by absolute
+// address) need each origin to learn the target's attached regions; not
+// built yet (README): refused with a class that says so.
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  (void)info;
+  (void)win;
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  return report(comm, __func__,
+                {ErrorCode::kUnsupported,
+                 "dynamic windows are not supported yet (MPI_Win_create or MPI_Win_allocate)"});
+}
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  (void)base;
+  (void)size;
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  return report_win(win, __func__,
+                    {ErrorCode::kUnsupported, "MPI_Win_attach: the window is not dynamic"});
+}
+int MPI_Win_detach(MPI_Win win, const void* base) {
+  (void)base;
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  return report_win(win, __func__,
+                    {ErrorCode::kUnsupported, "MPI_Win_detach: the window is not dynamic"});
+}
+
 int MPI_Win_free(MPI_Win* win) {
   if (win == nullptr) return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidWindow, "null"});
   auto entry = window_of(*win);
@@ -123,7 +176,12 @@ int MPI_Win_free(MPI_Win* win) {
     (*entry)->attributes.erase(keyval);
   }
   const MPI_Errhandler handler = (*entry)->errhandler;
+  void* allocated = (*entry)->allocated;
   Status s = E().win_free((*entry)->window);
+  if (allocated != nullptr) {
+    Status freed = E().free_registered(allocated);
+    if (s.is_ok()) s = std::move(freed);
+  }
   state().windows.remove(*win);
   *win = MPI_WIN_NULL;
   return s.is_ok() ? MPI_SUCCESS : report_through(handler, __func__, s);

@@ -375,6 +375,39 @@ static void block_constructors_and_x_queries(void) {
   MPI_Type_free(&ib), MPI_Type_free(&hb), MPI_Type_free(&ref), MPI_Type_free(&wide);
 }
 
+/* Names: the standard's for predefined types, none for a new derived one,
+ * what MPI_Type_set_name gave (cut to MPI_MAX_OBJECT_NAME - 1), and a
+ * freed type's name does not pass to the next type in its handle. */
+static void type_names(void) {
+  char name[MPI_MAX_OBJECT_NAME];
+  int len = -1;
+  CHECK(MPI_Type_get_name(MPI_DOUBLE, name, &len) == MPI_SUCCESS);
+  CHECK(strcmp(name, "MPI_DOUBLE") == 0 && len == 10);
+  CHECK(MPI_Type_get_name(MPI_2INT, name, &len) == MPI_SUCCESS && strcmp(name, "MPI_2INT") == 0);
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  CHECK(MPI_Type_get_name(pair, name, &len) == MPI_SUCCESS && len == 0 && name[0] == '\0');
+  CHECK(MPI_Type_set_name(pair, "pair of ints") == MPI_SUCCESS);
+  CHECK(MPI_Type_get_name(pair, name, &len) == MPI_SUCCESS);
+  CHECK(strcmp(name, "pair of ints") == 0 && len == 12);
+  char longer[300];
+  memset(longer, 'x', sizeof longer - 1);
+  longer[sizeof longer - 1] = '\0';
+  CHECK(MPI_Type_set_name(pair, longer) == MPI_SUCCESS);
+  CHECK(MPI_Type_get_name(pair, name, &len) == MPI_SUCCESS && len == MPI_MAX_OBJECT_NAME - 1);
+  MPI_Datatype handle = pair;
+  MPI_Type_free(&pair);
+  MPI_Datatype next;
+  MPI_Type_contiguous(3, MPI_INT, &next);
+  if (next == handle) {
+    CHECK(MPI_Type_get_name(next, name, &len) == MPI_SUCCESS && len == 0);
+  }
+  MPI_Type_free(&next);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK(tw_class(MPI_Type_get_name(9999, name, &len)) == MPI_ERR_TYPE);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -391,6 +424,7 @@ int main(int argc, char** argv) {
   maxloc_minloc();
   envelopes_and_contents();
   block_constructors_and_x_queries();
+  type_names();
   int total_failed = 0;
   MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)

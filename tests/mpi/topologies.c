@@ -156,8 +156,54 @@ int main(int argc, char** argv) {
   }
   CHECK(ok);
 
+  /* A distributed graph: a ring, each rank hearing from its left
+   * neighbour (weight = that rank + 1) and sending to its right one; the
+   * queries give back what was given, a duplicate keeps it, and a
+   * neighbour exchange over it reaches the right ranks. */
+  {
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    const int src[1] = {left}, srcw[1] = {left + 1}, dst[1] = {right}, dstw[1] = {rank + 1};
+    MPI_Comm ring, ring_dup;
+    CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, src, srcw, 1, dst, dstw, MPI_INFO_NULL,
+                                         0, &ring) == MPI_SUCCESS);
+    MPI_Topo_test(ring, &status);
+    CHECK(status == MPI_DIST_GRAPH);
+    int indeg = -1, outdeg = -1, weighted = -1;
+    CHECK(MPI_Dist_graph_neighbors_count(ring, &indeg, &outdeg, &weighted) == MPI_SUCCESS);
+    CHECK(indeg == 1 && outdeg == 1 && weighted == 1);
+    int gs[1] = {-1}, gsw[1] = {-1}, gdst[1] = {-1}, gdw[1] = {-1};
+    CHECK(MPI_Dist_graph_neighbors(ring, 1, gs, gsw, 1, gdst, gdw) == MPI_SUCCESS);
+    CHECK(gs[0] == left && gsw[0] == left + 1 && gdst[0] == right && gdw[0] == rank + 1);
+    MPI_Comm_dup(ring, &ring_dup);
+    MPI_Topo_test(ring_dup, &status);
+    CHECK(status == MPI_DIST_GRAPH);
+    int got = -1;
+    MPI_Sendrecv(&rank, 1, MPI_INT, gdst[0], 5, &got, 1, MPI_INT, gs[0], 5, ring_dup,
+                 MPI_STATUS_IGNORE);
+    CHECK(got == left);
+    MPI_Comm_free(&ring_dup);
+    MPI_Comm_free(&ring);
+    /* Unweighted, and a rank with no edges at all. */
+    MPI_Comm lonely;
+    CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_UNWEIGHTED, 0, NULL,
+                                         MPI_UNWEIGHTED, MPI_INFO_NULL, 1, &lonely) == MPI_SUCCESS);
+    CHECK(MPI_Dist_graph_neighbors_count(lonely, &indeg, &outdeg, &weighted) == MPI_SUCCESS);
+    CHECK(indeg == 0 && outdeg == 0 && weighted == 0);
+    MPI_Comm_free(&lonely);
+  }
+
   /* Errors under MPI_ERRORS_RETURN. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  {
+    int indeg, outdeg, weighted;
+    CHECK(tw_class(MPI_Dist_graph_neighbors_count(MPI_COMM_WORLD, &indeg, &outdeg, &weighted)) ==
+          MPI_ERR_TOPOLOGY);
+    const int bad[1] = {size};
+    MPI_Comm none2;
+    CHECK(tw_class(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, bad, MPI_UNWEIGHTED, 0, NULL,
+                                                  MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &none2)) ==
+          MPI_ERR_RANK);
+  }
   int nd2 = 0;
   CHECK(tw_class(MPI_Cartdim_get(MPI_COMM_WORLD, &nd2)) == MPI_ERR_TOPOLOGY);
   CHECK(tw_class(MPI_Dims_create(7, 2, (int[]){2, 0})) == MPI_ERR_DIMS);

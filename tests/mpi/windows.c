@@ -175,6 +175,38 @@ static void empty_windows(void) {
   CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
 }
 
+/* MPI_Win_allocate: the library's memory, usable at once (each rank puts
+ * its rank into the next rank's window, read back after the fence), its
+ * base attribute is the pointer handed out; dynamic windows are refused
+ * with MPI_ERR_UNSUPPORTED_OPERATION, saying so. */
+static void allocated_and_dynamic(void) {
+  int* base = NULL;
+  MPI_Win win;
+  CHECK(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                         &win) == MPI_SUCCESS);
+  CHECK(base != NULL);
+  if (base == NULL) return;
+  for (int i = 0; i < 4; ++i) base[i] = -1;
+  void* attr = NULL;
+  int flag = 0;
+  MPI_Win_get_attr(win, MPI_WIN_BASE, &attr, &flag);
+  CHECK(flag && attr == base);
+  MPI_Win_fence(0, win);
+  CHECK(MPI_Put(&rank, 1, MPI_INT, (rank + 1) % size, 2, 1, MPI_INT, win) == MPI_SUCCESS);
+  MPI_Win_fence(0, win);
+  CHECK(base[2] == (rank + size - 1) % size && base[0] == -1);
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS && win == MPI_WIN_NULL);
+
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Win dynamic = MPI_WIN_NULL;
+  CHECK(tw_class(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dynamic)) ==
+        MPI_ERR_UNSUPPORTED_OPERATION);
+  int* negative = NULL;
+  CHECK(tw_class(MPI_Win_allocate(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &negative, &dynamic)) ==
+        MPI_ERR_ARG);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -184,5 +216,6 @@ int main(int argc, char** argv) {
   attributes_and_group();
   errors();
   empty_windows();
+  allocated_and_dynamic();
   return tw_finish("windows") == 0 ? 0 : 1;
 }
