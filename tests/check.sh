@@ -12,3 +12,5 @@ check() {  # check NAME EXPECTED ACTUAL
     failures=$((failures + 1))
   fi
 }
+
+source "$(dirname "${BASH_SOURCE[0]}")/ranks_failed.sh"

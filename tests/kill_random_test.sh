@@ -3,8 +3,9 @@
 # issue 31): eager, rendezvous both ways, synchronous, cancelled sends and
 # a collective, 4 ranks. For each transport and seed: every survivor's
 # operations end (success or MPI_ERR_PROC_FAILED, live ranks' ones
-# succeed), every survivor says "ok", nothing hangs (--timeout), and the
-# job's status is the victim's (SIGKILL: 137).
+# succeed), every survivor says "ok" and then exits 0 (MPI_Finalize
+# included), nothing hangs (--timeout), and the job's status is the
+# victim's (SIGKILL: 137).
 #   kill_random_test.sh TAGWIRE_RUN MPI_KILL_RANDOM [TRANSPORTS] [SEEDS]
 # TRANSPORTS: "shm" by default (also: verbs, ucx-rc, ucx-sm, ucx-tcp);
 # SEEDS: how many (default 16; TAGWIRE_TEST_KILL_SEEDS overrides).
@@ -43,7 +44,9 @@ for transport in $transports; do
     oks=$(grep -c '^kill-random: rank [0-9]* ok' <<<"$out")
     check "kill at a random moment ($transport, seed $seed): the victim's status" 137 $rc
     check "... every survivor ok ($transport, seed $seed)" 3 "$oks"
-    if [[ $rc != 137 || $oks != 3 ]]; then
+    failed=$(ranks_failed "$out")
+    check "... no survivor died or failed after it ($transport, seed $seed)" 1 "$failed"
+    if [[ $rc != 137 || $oks != 3 || $failed != 1 ]]; then
       grep -v 'UCX  \(ERROR\|WARN\)' <<<"$out" | tail -25
     else
       echo "ok: $transport seed $seed in $((SECONDS - start)) s: $(grep -o 'victim [0-9]* after [0-9]* us' <<<"$out" | head -1)"

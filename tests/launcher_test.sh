@@ -194,6 +194,7 @@ for transport in shm ucx; do
     out=$(TAGWIRE_TRANSPORT=$transport UCX_TLS=sm,self "$run" -n 4 --grace 30 --timeout 60 "$peer_kill" $when 2>&1)
     check "rank killed mid-transfer ($transport, $when): the dead rank's status" 137 $?
     check "... every survivor's operation failed in time ($transport, $when)" 3 "$(grep -c 'peer-kill: rank [013] ok' <<<"$out")"
+    check "... no survivor died or failed after it ($transport, $when)" 1 "$(ranks_failed "$out")"
     check "... the job ended within 20 s ($transport, $when)" 1 "$(((SECONDS - start) < 20))"
     (((SECONDS - start) < 20)) || echo "$out" | grep -v 'UCX  \(ERROR\|WARN\)' | tail -30
   done
