@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/host_identity.h"
+#include "common/small_copy.h"
 #include "common/log.h"
 #include "common/topology.h"
 #include "engine/idle_backoff.h"
@@ -271,6 +272,13 @@ Engine::~Engine() {
   // died, or one finalize's failed barrier left behind): nobody may use
   // them after MPI_Finalize, so they go with the engine.
   requests_.for_each([this](Request* r) { release_request(r); });
+  // The transport goes next (members go in reverse order), and with it
+  // the context its registrations were made in: a registration kept by an
+  // abandoned request (the memory of a send to a rank that died) is let go
+  // first. UCX's ucp_cleanup asserted on the still-mapped region (rcache.c:
+  // 409, peer_kill over UCX sm, 1 run in 4). The requests themselves stay
+  // until after the transport, which may still complete into them.
+  for (auto& r : abandoned_) r->registration.reset();
 }
 
 Status Engine::finalize() {
@@ -728,7 +736,7 @@ void Engine::note_truncation(Request* r, int source, int tag, std::uint64_t leng
 
 void Engine::deliver_eager(Request* r, const Header& h, std::span<const std::uint8_t> payload) {
   const std::size_t n = take_envelope(r, h.source, h.tag, h.length);
-  if (n > 0) std::memcpy(r->buffer, payload.data(), n);
+  copy_small(r->buffer, payload.data(), n);
   if ((h.flags & kFlagSync) != 0) send_control(h.origin, MessageType::kSyncAck, h.request_id);
   maybe_complete(r);
 }
@@ -737,7 +745,7 @@ void Engine::deliver(Request* r, PendingMessage& message,
                      std::span<const std::uint8_t> eager_data) {
   const std::size_t n = take_envelope(r, message.source, message.tag, message.length);
   if (message.type == MessageType::kEager) {
-    if (n > 0) std::memcpy(r->buffer, eager_data.data(), n);
+    copy_small(r->buffer, eager_data.data(), n);
     if (message.synchronous) {
       send_control(message.origin, MessageType::kSyncAck, message.sender_request_id);
     }
