@@ -1,6 +1,6 @@
 // A blocking receive: without a request while nothing else is posted
 // (unnamed_receive.h says why and when), with one otherwise.
-#include <cstring>
+#include "common/small_copy.h"
 
 #include "engine/engine.h"
 
@@ -80,7 +80,7 @@ bool Engine::take_unnamed(const Header& h, std::span<const std::uint8_t> payload
     unnamed_.state = UnnamedReceive::State::kFallBack;
     return false;
   }
-  if (h.length > 0) std::memcpy(unnamed_.buffer, payload.data(), h.length);
+  copy_small(unnamed_.buffer, payload.data(), h.length);
   if ((h.flags & kFlagSync) != 0) send_control(h.origin, MessageType::kSyncAck, h.request_id);
   finish_unnamed(h.source, h.tag, h.length, Status::ok());
   matching_.matcher().count_software_match();

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "common/host_identity.h"
-#include "common/small_copy.h"
 #include "common/log.h"
+#include "common/small_copy.h"
 #include "common/topology.h"
 #include "engine/idle_backoff.h"
 #include "engine/transport_list.h"

@@ -200,9 +200,7 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* name) {
   if (name == nullptr) {
     return report(comm, __func__, {ErrorCode::kInvalidArgument, "a null name"});
   }
-  std::string text(name);
-  if (text.size() >= MPI_MAX_OBJECT_NAME) text.resize(MPI_MAX_OBJECT_NAME - 1);
-  find_comm(comm)->name = std::move(text);
+  find_comm(comm)->name = object_name(name);
   return MPI_SUCCESS;
 }
 

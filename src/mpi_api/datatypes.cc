@@ -339,9 +339,7 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
   if (type_name == nullptr) {
     return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "a null name"});
   }
-  std::string text(type_name);
-  if (text.size() >= MPI_MAX_OBJECT_NAME) text.resize(MPI_MAX_OBJECT_NAME - 1);
-  state().type_names[datatype] = std::move(text);
+  state().type_names[datatype] = object_name(type_name);
   return MPI_SUCCESS;
 }
 

@@ -99,6 +99,12 @@ const std::vector<TypeLayout>& predefined_layouts() {
 const std::size_t* const kPredefinedTypeSizes = kTypeSizes;
 const int kPredefinedTypeCount = kTypeCount;
 
+std::string object_name(const char* name) {
+  std::string text(name);
+  if (text.size() >= MPI_MAX_OBJECT_NAME) text.resize(MPI_MAX_OBJECT_NAME - 1);
+  return text;
+}
+
 int copy_string(const std::string& text, char* out, int capacity, int* length) {
   std::size_t n = std::min<std::size_t>(text.size(), static_cast<std::size_t>(capacity - 1));
   std::memcpy(out, text.data(), n);

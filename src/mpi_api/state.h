@@ -217,6 +217,10 @@ inline void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out) {
 // terminated) and sets *length; returns MPI_SUCCESS.
 int copy_string(const std::string& text, char* out, int capacity, int* length);
 
+// An object's name as MPI_*_set_name keeps it: cut to MPI_MAX_OBJECT_NAME
+// - 1 characters (the caller checked it is not null).
+std::string object_name(const char* name);
+
 // MPI_IDENT (same members, same order), MPI_SIMILAR (same members) or
 // MPI_UNEQUAL, for groups and communicators alike (groups.cc).
 int compare_members(const std::vector<int>& a, const std::vector<int>& b);

@@ -22,22 +22,24 @@ Status dims_error(std::string message) {
   return {ErrorCode::kInvalidDims, std::move(message)};
 }
 
-Result<const CommEntry::Cartesian*> cart_of(MPI_Comm comm) {
+// The topology `member` of comm's entry, or MPI_ERR_TOPOLOGY naming `what`.
+template <typename Topology>
+Result<const Topology*> topology_of(MPI_Comm comm, std::optional<Topology> CommEntry::*member,
+                                    const char* what) {
   TAGWIRE_RETURN_IF_ERROR(comm_of(comm).status());
   const CommEntry* entry = find_comm(comm);
-  if (entry == nullptr || !entry->cart) {
-    return Status(ErrorCode::kInvalidTopology, "the communicator has no Cartesian topology");
+  if (entry == nullptr || !(entry->*member)) {
+    return Status(ErrorCode::kInvalidTopology, std::string("the communicator has no ") + what);
   }
-  return &*entry->cart;
+  return &*(entry->*member);
+}
+
+Result<const CommEntry::Cartesian*> cart_of(MPI_Comm comm) {
+  return topology_of(comm, &CommEntry::cart, "Cartesian topology");
 }
 
 Result<const CommEntry::DistGraph*> dist_graph_of(MPI_Comm comm) {
-  TAGWIRE_RETURN_IF_ERROR(comm_of(comm).status());
-  const CommEntry* entry = find_comm(comm);
-  if (entry == nullptr || !entry->dist_graph) {
-    return Status(ErrorCode::kInvalidTopology, "the communicator has no distributed graph");
-  }
-  return &*entry->dist_graph;
+  return topology_of(comm, &CommEntry::dist_graph, "distributed graph");
 }
 
 // Row-major: the last dimension varies fastest.

@@ -23,6 +23,8 @@
 #include <cstring>
 #include <span>
 
+#include "common/small_copy.h"
+
 namespace tagwire::shm {
 
 inline constexpr std::size_t kCell = 64;
@@ -82,25 +84,6 @@ inline std::atomic_ref<std::uint64_t> word_at(std::uint8_t* data, std::uint64_t 
   return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(data + offset));
 }
 
-// memcpy for the few bytes of a small record without a call into libc:
-// two overlapping fixed-size copies cover any length from 8 to 64 (an
-// 8-byte message is a 40-byte header and 8 bytes of payload).
-[[gnu::always_inline]] inline void copy_bytes(std::uint8_t* to, const std::uint8_t* from,
-                                              std::size_t n) {
-  if (n >= 8 && n <= 16) {
-    std::memcpy(to, from, 8);
-    std::memcpy(to + n - 8, from + n - 8, 8);
-  } else if (n > 16 && n <= 32) {
-    std::memcpy(to, from, 16);
-    std::memcpy(to + n - 16, from + n - 16, 16);
-  } else if (n > 32 && n <= 64) {
-    std::memcpy(to, from, 32);
-    std::memcpy(to + n - 32, from + n - 32, 32);
-  } else if (n != 0) {
-    std::memcpy(to, from, n);
-  }
-}
-
 }  // namespace detail
 
 class RingProducer {
@@ -146,8 +129,8 @@ class RingProducer {
                     std::span<const std::uint8_t> payload) {
     std::uint8_t* record = data_ + offset;
     // (A transport record has no header: its span's data may be null.)
-    detail::copy_bytes(record + 8, header.data(), header.size());
-    detail::copy_bytes(record + 8 + header.size(), payload.data(), payload.size());
+    copy_small(record + 8, header.data(), header.size());
+    copy_small(record + 8 + header.size(), payload.data(), payload.size());
     detail::word_at(data_, offset)
         .store(
             detail::control_word(tail_, static_cast<std::uint32_t>(header.size()), payload.size()),
