@@ -74,8 +74,12 @@ Status check_dims(int ndims, const int dims[]) {
 
 // Splits `comm` (ranks 0 .. nodes-1 join, in order, the rest get
 // MPI_COMM_NULL) and gives the new communicator the grid.
-int make_cart(MPI_Comm comm, engine::Communicator* c, int color, int key, CommEntry::Cartesian cart,
-              MPI_Comm* newcomm) {
+// Splits `comm` (color MPI_UNDEFINED: this rank gets MPI_COMM_NULL) and
+// gives the new communicator `topology` in its entry's `member`.
+template <typename Topology>
+int make_topology(MPI_Comm comm, engine::Communicator* c, int color, int key,
+                  std::optional<Topology> CommEntry::*member, Topology topology,
+                  MPI_Comm* newcomm) {
   auto split = state().engine->comm_split(c, color, key);
   TW_MPI_TRY(comm, split.status());
   if (*split == nullptr) {
@@ -83,8 +87,19 @@ int make_cart(MPI_Comm comm, engine::Communicator* c, int color, int key, CommEn
     return MPI_SUCCESS;
   }
   *newcomm = add_comm(*split, comm);
-  find_comm(*newcomm)->cart = std::move(cart);
+  find_comm(*newcomm)->*member = std::move(topology);
   return MPI_SUCCESS;
+}
+
+// The intracommunicator behind `comm`, for a call that makes a topology.
+Result<engine::Communicator*> intra_of(MPI_Comm comm, const char* topology) {
+  auto c = comm_of(comm);
+  if (!c) return c.status();
+  if ((*c)->inter()) {
+    return Status(ErrorCode::kInvalidComm,
+                  std::string("a ") + topology + " needs an intracommunicator");
+  }
+  return *c;
 }
 
 }  // namespace
@@ -144,12 +159,8 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                     MPI_Comm* comm_cart) {
   (void)reorder;  // ranks keep their order: a valid choice of the standard's
-  auto c = comm_of(comm);
+  auto c = intra_of(comm, "Cartesian topology");
   TW_MPI_TRY(comm, c.status());
-  if ((*c)->inter()) {
-    return report(comm, __func__,
-                  {ErrorCode::kInvalidComm, "a Cartesian topology needs an intracommunicator"});
-  }
   TW_MPI_TRY(comm, check_dims(ndims, dims));
   if (ndims > 0 && periods == nullptr) {
     TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "periods is NULL"));
@@ -167,7 +178,8 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
     cart.periods.push_back(periods[i] != 0 ? 1 : 0);
   }
   const int me = (*c)->rank();
-  return make_cart(comm, *c, me < nodes ? 0 : MPI_UNDEFINED, me, std::move(cart), comm_cart);
+  return make_topology(comm, *c, me < nodes ? 0 : MPI_UNDEFINED, me, &CommEntry::cart,
+                       std::move(cart), comm_cart);
 }
 
 int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
@@ -264,7 +276,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
       color = color * g.dims[d] + at[d];
     }
   }
-  return make_cart(comm, *c, color, key, std::move(sub), newcomm);
+  return make_topology(comm, *c, color, key, &CommEntry::cart, std::move(sub), newcomm);
 }
 
 int MPI_Topo_test(MPI_Comm comm, int* status) {
@@ -283,12 +295,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                                    int reorder, MPI_Comm* comm_dist_graph) {
   (void)info;     // hints only
   (void)reorder;  // ranks keep their order: a valid choice of the standard's
-  auto c = comm_of(comm_old);
+  auto c = intra_of(comm_old, "graph topology");
   TW_MPI_TRY(comm_old, c.status());
-  if ((*c)->inter()) {
-    return report(comm_old, __func__,
-                  {ErrorCode::kInvalidComm, "a graph topology needs an intracommunicator"});
-  }
   if (comm_dist_graph == nullptr) {
     TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "comm_dist_graph is NULL"));
   }
@@ -331,11 +339,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                             &graph.source_weights));
   TW_MPI_TRY(comm_old, take("destination", outdegree, destinations, destweights,
                             &graph.destinations, &graph.dest_weights));
-  auto split = state().engine->comm_split(*c, 0, (*c)->rank());
-  TW_MPI_TRY(comm_old, split.status());
-  *comm_dist_graph = add_comm(*split, comm_old);
-  find_comm(*comm_dist_graph)->dist_graph = std::move(graph);
-  return MPI_SUCCESS;
+  return make_topology(comm_old, *c, 0, (*c)->rank(), &CommEntry::dist_graph, std::move(graph),
+                       comm_dist_graph);
 }
 
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
