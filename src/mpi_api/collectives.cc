@@ -27,6 +27,12 @@ enum CollectiveTag : int {
   kScatterTag,
   kAllgathervTag,
   kScanTag,
+  // Neighborhood collectives: a distributed graph's edges all take this
+  // one (messages between two ranks match in order, as MPICH does it); a
+  // Cartesian grid's take one per dimension and direction after it, so a
+  // rank that is both neighbours along a periodic dimension of size 2
+  // still receives each block in the right place.
+  kNeighborTag,
 };
 
 Status wait_all(const std::vector<engine::Request*>& requests) {
@@ -311,6 +317,112 @@ Status reduce_scatter(const void* sendbuf, void* recvbuf, const std::vector<int>
       reduce(input, reduced.data(), static_cast<int>(total), type, op, 0, comm));
   const auto me = static_cast<std::size_t>(comm->rank());
   return scatter(reduced.data(), *blocks, recvbuf, counts[me], type, 0, comm);
+}
+
+// A rank's neighbours for the neighborhood collectives, in the standard's
+// order (MPI-3.1 §7.6): a distributed graph's sources and destinations as
+// given; on a Cartesian grid, for each dimension the rank one below then
+// the one above (MPI_PROC_NULL off a non-periodic edge), both ways. Each
+// edge's tag: what the neighbour at the other end posts for it.
+struct Neighbors {
+  std::vector<int> sources, destinations;
+  std::vector<int> receive_tags, send_tags;
+};
+
+Result<Neighbors> neighbors_of(MPI_Comm comm) {
+  const CommEntry* entry = find_comm(comm);
+  Neighbors n;
+  if (entry != nullptr && entry->dist_graph) {
+    n.sources = entry->dist_graph->sources;
+    n.destinations = entry->dist_graph->destinations;
+    n.receive_tags.assign(n.sources.size(), kNeighborTag);
+    n.send_tags.assign(n.destinations.size(), kNeighborTag);
+    return n;
+  }
+  if (entry == nullptr || !entry->cart) {
+    return Status(ErrorCode::kInvalidTopology,
+                  "a neighborhood collective needs a Cartesian or distributed graph topology");
+  }
+  for (int d = 0; d < static_cast<int>(entry->cart->dims.size()); ++d) {
+    int below = MPI_PROC_NULL, above = MPI_PROC_NULL;
+    if (PMPI_Cart_shift(comm, d, 1, &below, &above) != MPI_SUCCESS) {
+      return Status(ErrorCode::kInternal, "MPI_Cart_shift failed on a Cartesian communicator");
+    }
+    const int downward = kNeighborTag + 1 + 2 * d, upward = downward + 1;
+    // Block 2d goes down and comes from below (sent upward there); block
+    // 2d + 1 goes up and comes from above (sent downward there).
+    n.sources.insert(n.sources.end(), {below, above});
+    n.receive_tags.insert(n.receive_tags.end(), {upward, downward});
+    n.destinations.insert(n.destinations.end(), {below, above});
+    n.send_tags.insert(n.send_tags.end(), {downward, upward});
+  }
+  return n;
+}
+
+// One block to each destination, one from each source (contiguous bytes).
+Status neighbor_exchange(const Neighbors& n, const std::vector<const unsigned char*>& out,
+                         const std::vector<std::size_t>& out_bytes,
+                         const std::vector<unsigned char*>& in,
+                         const std::vector<std::size_t>& in_bytes, engine::Communicator* comm) {
+  std::vector<engine::Request*> requests;
+  for (std::size_t i = 0; i < n.sources.size(); ++i) {
+    TAGWIRE_RETURN_IF_ERROR(post(requests, RequestKind::kReceive, in[i], in_bytes[i], n.sources[i],
+                                 n.receive_tags[i], comm));
+  }
+  for (std::size_t j = 0; j < n.destinations.size(); ++j) {
+    TAGWIRE_RETURN_IF_ERROR(post(requests, RequestKind::kSend, out[j], out_bytes[j],
+                                 n.destinations[j], n.send_tags[j], comm));
+  }
+  return wait_all(requests);
+}
+
+// The blocks of a neighborhood call: `count` of them at base + offset[i],
+// offset[i] bytes from counts and displacements in `type`'s elements
+// (displs null: packed one after another), or given in bytes (alltoallw).
+struct NeighborBlocks {
+  std::vector<std::size_t> bytes, offset;
+};
+
+Result<NeighborBlocks> regular_blocks(std::size_t count, int each, MPI_Datatype type) {
+  auto block = contiguous_bytes_of(each, type);
+  if (!block) return block.status();
+  NeighborBlocks b;
+  for (std::size_t i = 0; i < count; ++i) {
+    b.bytes.push_back(*block);
+    b.offset.push_back(i * *block);
+  }
+  return b;
+}
+
+Result<NeighborBlocks> varying_blocks(std::size_t count, const int counts[], const int displs[],
+                                      MPI_Datatype type) {
+  if (count > 0 && (counts == nullptr || displs == nullptr)) {
+    return Status(ErrorCode::kInvalidArgument, "the counts or displacements array is NULL");
+  }
+  auto blocks = blocks_of(static_cast<int>(count), counts, displs, type);
+  if (!blocks) return blocks.status();
+  return NeighborBlocks{std::move(blocks->size), std::move(blocks->offset)};
+}
+
+template <typename T>
+std::vector<T> at_offsets(T base, const NeighborBlocks& b) {
+  std::vector<T> out;
+  for (std::size_t off : b.offset) out.push_back(base + off);
+  return out;
+}
+
+// The whole of a neighborhood collective once its blocks are known.
+int neighbor_call(const char* function, MPI_Comm comm, const Neighbors& n, const void* sendbuf,
+                  const Result<NeighborBlocks>& send, void* recvbuf,
+                  const Result<NeighborBlocks>& recv) {
+  auto c = comm_of(comm);
+  if (!send) return report(comm, function, send.status());
+  if (!recv) return report(comm, function, recv.status());
+  const auto* out = static_cast<const unsigned char*>(sendbuf);
+  auto* in = static_cast<unsigned char*>(recvbuf);
+  Status s = neighbor_exchange(n, at_offsets(out, *send), send->bytes, at_offsets(in, *recv),
+                               recv->bytes, *c);
+  return s.is_ok() ? MPI_SUCCESS : report(comm, function, s);
 }
 
 }  // namespace
@@ -617,6 +729,82 @@ int MPI_Op_commutative(MPI_Op op, int* commute) {
   TW_MPI_TRY(MPI_COMM_WORLD, commutes.status());
   *commute = *commutes ? 1 : 0;
   return MPI_SUCCESS;
+}
+
+int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto n = neighbors_of(comm);
+  TW_MPI_TRY(comm, n.status());
+  // The same block to every destination.
+  auto send = regular_blocks(n->destinations.size(), sendcount, sendtype);
+  if (send) std::fill(send->offset.begin(), send->offset.end(), 0);
+  return neighbor_call(__func__, comm, *n, sendbuf, send, recvbuf,
+                       regular_blocks(n->sources.size(), recvcount, recvtype));
+}
+
+int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto n = neighbors_of(comm);
+  TW_MPI_TRY(comm, n.status());
+  auto send = regular_blocks(n->destinations.size(), sendcount, sendtype);
+  if (send) std::fill(send->offset.begin(), send->offset.end(), 0);
+  return neighbor_call(__func__, comm, *n, sendbuf, send, recvbuf,
+                       varying_blocks(n->sources.size(), recvcounts, displs, recvtype));
+}
+
+int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto n = neighbors_of(comm);
+  TW_MPI_TRY(comm, n.status());
+  return neighbor_call(__func__, comm, *n, sendbuf,
+                       regular_blocks(n->destinations.size(), sendcount, sendtype), recvbuf,
+                       regular_blocks(n->sources.size(), recvcount, recvtype));
+}
+
+int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto n = neighbors_of(comm);
+  TW_MPI_TRY(comm, n.status());
+  return neighbor_call(__func__, comm, *n, sendbuf,
+                       varying_blocks(n->destinations.size(), sendcounts, sdispls, sendtype),
+                       recvbuf, varying_blocks(n->sources.size(), recvcounts, rdispls, recvtype));
+}
+
+int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm) {
+  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto n = neighbors_of(comm);
+  TW_MPI_TRY(comm, n.status());
+  // Each block its own type, displacements in bytes.
+  auto blocks = [](std::size_t count, const int counts[], const MPI_Aint displs[],
+                   const MPI_Datatype types[]) -> Result<NeighborBlocks> {
+    if (count > 0 && (counts == nullptr || displs == nullptr || types == nullptr)) {
+      return Status(ErrorCode::kInvalidArgument, "a counts, displacements or types array is NULL");
+    }
+    NeighborBlocks b;
+    for (std::size_t i = 0; i < count; ++i) {
+      auto bytes = contiguous_bytes_of(counts[i], types[i]);
+      if (!bytes) return bytes.status().with_context("block " + std::to_string(i));
+      if (displs[i] < 0) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "negative displacement " + std::to_string(displs[i]));
+      }
+      b.bytes.push_back(*bytes);
+      b.offset.push_back(static_cast<std::size_t>(displs[i]));
+    }
+    return b;
+  };
+  return neighbor_call(__func__, comm, *n, sendbuf,
+                       blocks(n->destinations.size(), sendcounts, sdispls, sendtypes), recvbuf,
+                       blocks(n->sources.size(), recvcounts, rdispls, recvtypes));
 }
 
 }  // extern "C"

@@ -192,6 +192,62 @@ int main(int argc, char** argv) {
     MPI_Comm_free(&lonely);
   }
 
+  /* Neighborhood collectives. On the ring graph (from the left, to the
+   * right) and on a periodic 1-D grid (neighbours below then above; at 2
+   * ranks both are the same rank, so only per-direction tags put each
+   * block in its place). Each rank sends values naming itself and the
+   * block, so a block in the wrong place or from the wrong rank shows. */
+  {
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    const int src[1] = {left}, dst[1] = {right};
+    MPI_Comm ring, line;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, src, MPI_UNWEIGHTED, 1, dst, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &ring);
+    int one_dim[1] = {size}, periodic[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, one_dim, periodic, 0, &line);
+    int mine = 100 * rank, got[2] = {-1, -1};
+    CHECK(MPI_Neighbor_allgather(&mine, 1, MPI_INT, got, 1, MPI_INT, ring) == MPI_SUCCESS);
+    CHECK(got[0] == 100 * left);
+    CHECK(MPI_Neighbor_allgather(&mine, 1, MPI_INT, got, 1, MPI_INT, line) == MPI_SUCCESS);
+    CHECK(got[0] == 100 * left && got[1] == 100 * right);
+    /* alltoall on the grid: block 0 goes down, block 1 goes up. */
+    int blocks[2] = {100 * rank + 1, 100 * rank + 2};
+    got[0] = got[1] = -1;
+    CHECK(MPI_Neighbor_alltoall(blocks, 1, MPI_INT, got, 1, MPI_INT, line) == MPI_SUCCESS);
+    CHECK(got[0] == 100 * left + 2 && got[1] == 100 * right + 1);
+    /* alltoallv with the blocks swapped in memory, and allgatherv. */
+    int swapped[2] = {blocks[1], blocks[0]}, counts[2] = {1, 1}, sd[2] = {1, 0}, rd[2] = {1, 0};
+    got[0] = got[1] = -1;
+    CHECK(MPI_Neighbor_alltoallv(swapped, counts, sd, MPI_INT, got, counts, rd, MPI_INT, line) ==
+          MPI_SUCCESS);
+    CHECK(got[1] == 100 * left + 2 && got[0] == 100 * right + 1);
+    got[0] = got[1] = -1;
+    CHECK(MPI_Neighbor_allgatherv(&mine, 1, MPI_INT, got, counts, rd, MPI_INT, line) ==
+          MPI_SUCCESS);
+    CHECK(got[1] == 100 * left && got[0] == 100 * right);
+    /* alltoallw: an int down, a double up, byte displacements. */
+    unsigned char out[16], in[16];
+    const int iv = 100 * rank + 7;
+    const double dv = rank + 0.5;
+    memcpy(out, &iv, sizeof iv);
+    memcpy(out + 8, &dv, sizeof dv);
+    const MPI_Aint sdw[2] = {0, 8}, rdw[2] = {8, 0};
+    const MPI_Datatype st[2] = {MPI_INT, MPI_DOUBLE}, rt[2] = {MPI_DOUBLE, MPI_INT};
+    memset(in, 0, sizeof in);
+    CHECK(MPI_Neighbor_alltoallw(out, counts, sdw, st, in, counts, rdw, rt, line) == MPI_SUCCESS);
+    double from_below;
+    int from_above;
+    memcpy(&from_below, in + 8, sizeof from_below);
+    memcpy(&from_above, in, sizeof from_above);
+    CHECK(from_below == left + 0.5 && from_above == 100 * right + 7);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(tw_class(MPI_Neighbor_alltoall(blocks, 1, MPI_INT, got, 1, MPI_INT, MPI_COMM_WORLD)) ==
+          MPI_ERR_TOPOLOGY);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_free(&ring);
+    MPI_Comm_free(&line);
+  }
+
   /* Errors under MPI_ERRORS_RETURN. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   {
