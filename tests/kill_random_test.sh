@@ -17,7 +17,8 @@
 # sender shares, leaves a slot the survivor waits on for ever (it then
 # hears from nobody: 3 runs in 48 hung until the launcher's grace ended
 # them), and over TCP UCX itself sometimes aborts a survivor that answers
-# the dead rank's emulated READ (ucp_get_req_handler: 5 runs in 48).
+# the dead rank's emulated READ (ucp_get_req_handler: 5 runs in 48 before
+# UCX's peer error mode, 2 seeds in 24 with it).
 # Tagwire's own shared memory gives each pair its
 # own ring, so a dead writer stalls only its own.
 set -uo pipefail
