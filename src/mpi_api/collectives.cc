@@ -376,9 +376,10 @@ Status neighbor_exchange(const Neighbors& n, const std::vector<const unsigned ch
   return wait_all(requests);
 }
 
-// The blocks of a neighborhood call: `count` of them at base + offset[i],
-// offset[i] bytes from counts and displacements in `type`'s elements
-// (displs null: packed one after another), or given in bytes (alltoallw).
+// The blocks of a neighborhood call, block i at the buffer + offset[i]
+// bytes: packed one after another (regular_blocks), placed by counts and
+// displacements in `type`'s elements (varying_blocks), or by byte
+// displacements (MPI_Neighbor_alltoallw).
 struct NeighborBlocks {
   std::vector<std::size_t> bytes, offset;
 };
