@@ -1281,7 +1281,7 @@ Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
 // --------------------------------------------------------- communicators
 
 Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
-                        std::span<std::uint8_t> in, int tag) {
+                        std::span<std::uint8_t> in, int tag, bool partner_only) {
   std::vector<Request*> requests;
   {
     std::lock_guard lock(mutex_);
@@ -1290,6 +1290,7 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
     for (auto [kind, peer] : legs) {
       Request* r = new_request(kind);
       r->collective = true;
+      r->partner_only = partner_only;
       r->comm = comm;
       r->peer = peer;
       r->tag = tag;
@@ -1475,13 +1476,19 @@ Status Engine::barrier(Communicator* comm) {
   std::uint8_t in = 0;
   Status first_failure;
   for (int d = 1; d < n; d <<= 1) {
-    Status s = exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}, kCollectiveTag);
+    Status s = exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}, kCollectiveTag,
+                        /*partner_only=*/true);
     if (s.is_ok()) continue;
     if (s.code() != ErrorCode::kPeerFailed) return s;
     // A round with a dead partner fails, and the rounds after it still
     // run: a live rank waits in each round for a live one's signal, which
     // must not be skipped (finalize with a dead rank let some ranks leave
     // their barrier early, and a live rank waited for ever for one gone).
+    // So a round fails only with its own partner's death, not with any
+    // member's as other collective steps do (depends_on): with that rule
+    // a rank left finalize's barrier at once, unlinked its shared memory,
+    // and a rank still in its rounds failed to reach it and hung the job
+    // (peer_kill over shm, 1 run in a few: the launcher test's 20 s check).
     if (first_failure.is_ok()) first_failure = std::move(s);
   }
   return first_failure;

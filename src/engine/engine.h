@@ -513,8 +513,10 @@ class Engine final : public transport::Receiver,
   // One collective step: receive `in` from `from` while sending `out` to `to`.
   // `tag` on the communicator's collective context: kCollectiveTag for the
   // engine's collectives, others for Comm_create_group's agreement.
+  // `partner_only`: the step fails when `to` or `from` dies, not when any
+  // member does (the barrier's rounds, which must all run: barrier()).
   Status exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
-                  std::span<std::uint8_t> in, int tag);
+                  std::span<std::uint8_t> in, int tag, bool partner_only = false);
   Result<std::vector<std::vector<std::uint8_t>>> allgather(Communicator* comm,
                                                            std::span<const std::uint8_t> mine,
                                                            int tag);

@@ -43,7 +43,7 @@ static bool depends_on(const Request& r, int dead) {
   if (r.kind == RequestKind::kReceive && r.rendezvous != nullptr) {
     return r.rendezvous->origin == dead;  // matched: reading from its sender
   }
-  if (r.collective || r.peer == matching::kAnySource) {
+  if ((r.collective && !r.partner_only) || r.peer == matching::kAnySource) {
     // ULFM's rules: a wildcard receive on a communicator with a dead member
     // reports the failure rather than wait for a message that may never
     // come, and so does every step of a collective there: the collective

@@ -118,6 +118,10 @@ struct Request {
   // An outcome known before completion: the receiver answered FIN or
   // SYNC_ACK, so the message was received and a cancel is not even asked.
   bool remote_matched = false;
+  // A collective step that a member's death fails only when that member is
+  // its own partner (the engine's barrier: Engine::exchange); every other
+  // collective step fails with any member (depends_on, ULFM's rule).
+  bool partner_only = false;
   // When the operation started, in the engine's coarse clock (Engine::
   // clock_ms_): the age a pending-operations report gives.
   std::uint32_t started_ms = 0;
