@@ -405,6 +405,14 @@ Result<NeighborBlocks> varying_blocks(std::size_t count, const int counts[], con
   return NeighborBlocks{std::move(blocks->size), std::move(blocks->offset)};
 }
 
+// One block of `each` elements of `type`, sent to every destination
+// (the allgathers' send side: every block at offset 0).
+Result<NeighborBlocks> same_block_for_each(std::size_t count, int each, MPI_Datatype type) {
+  auto send = regular_blocks(count, each, type);
+  if (send) std::fill(send->offset.begin(), send->offset.end(), 0);
+  return send;
+}
+
 template <typename T>
 std::vector<T> at_offsets(T base, const NeighborBlocks& b) {
   std::vector<T> out;
@@ -737,10 +745,8 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype send
   TW_MPI_TRY(comm, comm_of(comm).status());
   auto n = neighbors_of(comm);
   TW_MPI_TRY(comm, n.status());
-  // The same block to every destination.
-  auto send = regular_blocks(n->destinations.size(), sendcount, sendtype);
-  if (send) std::fill(send->offset.begin(), send->offset.end(), 0);
-  return neighbor_call(__func__, comm, *n, sendbuf, send, recvbuf,
+  return neighbor_call(__func__, comm, *n, sendbuf,
+                       same_block_for_each(n->destinations.size(), sendcount, sendtype), recvbuf,
                        regular_blocks(n->sources.size(), recvcount, recvtype));
 }
 
@@ -750,9 +756,8 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
   TW_MPI_TRY(comm, comm_of(comm).status());
   auto n = neighbors_of(comm);
   TW_MPI_TRY(comm, n.status());
-  auto send = regular_blocks(n->destinations.size(), sendcount, sendtype);
-  if (send) std::fill(send->offset.begin(), send->offset.end(), 0);
-  return neighbor_call(__func__, comm, *n, sendbuf, send, recvbuf,
+  return neighbor_call(__func__, comm, *n, sendbuf,
+                       same_block_for_each(n->destinations.size(), sendcount, sendtype), recvbuf,
                        varying_blocks(n->sources.size(), recvcounts, displs, recvtype));
 }
 

@@ -294,9 +294,7 @@ class UcxTransportImpl final : public transport::Transport {
     // there (ucp_request.c:684). Every message of ours is delivered by now
     // (the engine's barrier came first): give up on the close sooner and
     // leave the worker to the process's exit (the destructor).
-    const bool after_death =
-        std::any_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.dead; });
-    return wait_requests(closing, after_death ? kCloseLimitAfterDeath : kCloseLimit);
+    return wait_requests(closing, any_dead() ? kCloseLimitAfterDeath : kCloseLimit);
   }
 
   // A dead peer's endpoint is never closed, neither here nor at the end:
@@ -310,9 +308,8 @@ class UcxTransportImpl final : public transport::Transport {
   // made to it (UCX 1.13 over TCP asserted on connecting to a peer that
   // had died).
   void peer_failed(PeerId peer) override {
-    if (peer >= 0 && static_cast<std::size_t>(peer) < peers_.size()) {
-      peers_[static_cast<std::size_t>(peer)].dead = true;
-    }
+    if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) return;
+    peers_[static_cast<std::size_t>(peer)].dead = true;
   }
 
   transport::TransportCounters counters() const override {
@@ -573,9 +570,10 @@ class UcxTransportImpl final : public transport::Transport {
   // memory (no peer error mode) UCX takes itself apart after a death as
   // usual, and so it still does there.
   bool teardown_unsafe() const {
-    return unfinished_close_ ||
-           (peer_mode_ == PeerMode::kWorks &&
-            std::any_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.dead; }));
+    return unfinished_close_ || (peer_mode_ == PeerMode::kWorks && any_dead());
+  }
+  bool any_dead() const {
+    return std::any_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.dead; });
   }
   transport::TransportCounters counters_;
 };
