@@ -353,17 +353,6 @@ Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
 
 // --------------------------------------------------------------- requests
 
-// Always inlined (here and below): a nonblocking call goes through each
-// of these once, and as calls they were a sixth of an Irecv.
-[[gnu::always_inline]] inline Request* Engine::new_request(RequestKind kind) {
-  Request* r = request_pool_.take();
-  r->kind = kind;
-  r->engine = this;
-  r->id = requests_.add(r);
-  ++counters_.live_requests;
-  return r;
-}
-
 void Engine::release_request(Request* r) {
   requests_.remove(r->id);
   --counters_.live_requests;
@@ -662,6 +651,10 @@ Status Engine::cancel(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "cancel of a null request"};
   std::lock_guard lock(mutex_);
   if (!r->active()) return Status::ok();  // nothing under way: reports not cancelled
+  if (r->kind == RequestKind::kSchedule) {
+    return {ErrorCode::kInvalidRequest,
+            "MPI_Cancel of a nonblocking collective's request (erroneous: MPI-3.1 §5.12)"};
+  }
   if (r->kind == RequestKind::kSend) {
     TW_DEBUG("cancel", "cancel of send " << r->id << " (tag " << r->tag << ", " << r->bytes
                                          << " B) asked, by " << send_cancel_->name());
@@ -1452,15 +1445,26 @@ Status Engine::comm_free(Communicator* comm) {
 
 Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::size_t bytes,
                                          int peer, int tag, Communicator* comm) {
+  std::lock_guard lock(mutex_);  // the agent may be adding a dead rank
+  return post_collective_locked(kind, buffer, bytes, peer, tag, comm);
+}
+
+Result<Request*> Engine::post_collective_locked(RequestKind kind, void* buffer, std::size_t bytes,
+                                                int peer, int tag, Communicator* comm) {
   if (comm != nullptr && comm->inter()) return not_on_intercomm("collective operations");
   // A collective on a communicator with a dead member fails at once at
   // every rank that knows of the death (peer_failure.cc). (The engine's
   // barrier runs all its rounds instead: exchange().)
-  {
-    std::lock_guard lock(mutex_);  // the agent may be adding a dead rank
-    if (const int dead = dead_member(comm); dead >= 0) return peer_failed_status(dead);
+  if (const int dead = dead_member(comm); dead >= 0) return peer_failed_status(dead);
+  TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, true));
+  Request* r = fill_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true);
+  r->persistent = false;
+  Status s = start_operation(r);
+  if (!s.is_ok()) {
+    fail_start(r, s);
+    return s;
   }
-  return start_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true);
+  return r;
 }
 
 Status Engine::barrier(Communicator* comm) {

@@ -48,6 +48,7 @@
 #include "engine/protocol_site.h"
 #include "engine/rendezvous_protocol.h"
 #include "engine/request.h"
+#include "engine/schedule.h"
 #include "engine/send_cancel.h"
 #include "engine/slot_word.h"
 #include "engine/unnamed_receive.h"
@@ -261,6 +262,12 @@ class Engine final : public transport::Receiver,
   // collectives built above the engine: it can never match user traffic.
   Result<Request*> post_collective(RequestKind kind, void* buffer, std::size_t bytes, int peer,
                                    int tag, Communicator* comm);
+  // A collective's schedule (schedule.h, schedule_run.cc): run to its end
+  // here (a blocking collective), or started as a request of kind
+  // kSchedule that every poll of the engine moves on (a nonblocking one);
+  // it completes with the first error of its steps.
+  Status run_schedule(Schedule& schedule);
+  Result<Request*> start_schedule(std::unique_ptr<Schedule> schedule);
 
   // One-sided communication (window.cc). Collective over `comm`.
   Result<Window*> win_create(void* base, std::size_t size, int disp_unit, Communicator* comm);
@@ -309,6 +316,8 @@ class Engine final : public transport::Receiver,
     unsigned n = transport_->progress();
     flush_nic_ops();  // DELs for receives software matched to untagged messages
     if (!deferred_.empty()) run_deferred();
+    if (!schedules_.empty()) [[unlikely]]
+      advance_schedules();
     return n;
   }
   // Dead peers (peer_failure.cc): the launcher's reports, looked at every
@@ -544,6 +553,22 @@ class Engine final : public transport::Receiver,
   // instructions per message at each end).
   [[gnu::cold, gnu::noinline]] void fail_start(Request* r, const Status& s);
   static void on_read_done(void* ctx, const Status& s);
+  // A started schedule (start_schedule): the round it reached and the
+  // sends and receives of that round still out.
+  struct ScheduleRun {
+    std::unique_ptr<Schedule> schedule;
+    Request* request = nullptr;
+    std::size_t next_round = 0;
+    std::vector<Request*> pending;
+    Status error;
+  };
+  // Moves every started schedule on as far as it can go now.
+  void advance_schedules();
+  // True once `run` has ended (its request completed).
+  bool advance(ScheduleRun& run);
+  // post_collective's work, the lock held.
+  Result<Request*> post_collective_locked(RequestKind kind, void* buffer, std::size_t bytes,
+                                          int peer, int tag, Communicator* comm);
 
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
@@ -553,6 +578,10 @@ class Engine final : public transport::Receiver,
   // peer died: Request::abandoned). Declared before transport_ so that
   // they outlive it: its teardown may still complete those operations.
   std::vector<std::unique_ptr<Request>> abandoned_;
+  // Started schedules (their scratch buffers too, which a receive may be
+  // writing: before transport_, like abandoned_).
+  std::vector<std::unique_ptr<ScheduleRun>> schedules_;
+  bool advancing_schedules_ = false;
   std::unique_ptr<transport::Transport> transport_;
   DecodeLimits limits_;
   std::unique_ptr<Communicator> world_;
@@ -620,6 +649,18 @@ class Engine final : public transport::Receiver,
 inline Result<Request*> Engine::isend(const void* buffer, std::size_t bytes, int dest, int tag,
                                       Communicator* comm, SendMode mode) {
   return start_request(RequestKind::kSend, const_cast<void*>(buffer), bytes, dest, tag, comm, mode);
+}
+
+// Always inlined (as fill_request and start_operation in engine.cc): a
+// nonblocking call goes through each of these once, and as calls they
+// were a sixth of an Irecv. Here for the schedules (schedule_run.cc) too.
+[[gnu::always_inline]] inline Request* Engine::new_request(RequestKind kind) {
+  Request* r = request_pool_.take();
+  r->kind = kind;
+  r->engine = this;
+  r->id = requests_.add(r);
+  ++counters_.live_requests;
+  return r;
 }
 
 [[gnu::always_inline]] inline Status Engine::check_request(RequestKind kind, const void* buffer,

@@ -70,6 +70,13 @@ std::string Engine::pending_report() {
     if (!r->active() || r->complete()) return;
     if (++count > kMostLines) return;
     lines << "\n  ";
+    if (r->kind == RequestKind::kSchedule) {
+      lines << "nonblocking collective on context "
+            << (r->comm != nullptr ? r->comm->collective_context() : 0) << ", for "
+            << static_cast<double>(now - r->started_ms) / 1000.0
+            << " s (its sends and receives are listed apart)";
+      return;
+    }
     const bool receive = r->kind == RequestKind::kReceive;
     lines << (r->collective ? "collective " : "") << (receive ? "receive" : mode_name(r->mode))
           << (receive ? " from rank " : " to rank ") << rank_text(r->peer);

@@ -67,7 +67,9 @@ struct PendingMessage {
   std::uint32_t slot_expected = 0;
 };
 
-enum class RequestKind { kSend, kReceive };
+// kSchedule: a nonblocking collective (schedule.h); its sends and
+// receives are requests of their own, and it completes after the last.
+enum class RequestKind { kSend, kReceive, kSchedule };
 
 // Where a request's operation is. Start: kInactive -> kRunning (a PROC_NULL
 // one straight to kComplete). Completion (Engine::maybe_complete) moves

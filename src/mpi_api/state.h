@@ -42,6 +42,9 @@ struct CommEntry {
     bool weighted = false;
   };
   std::optional<DistGraph> dist_graph;
+  // Nonblocking collectives started on it: each takes a block of tags by
+  // this count, the same at every rank (collectives.cc).
+  std::uint32_t nonblocking_collectives = 0;
 };
 
 // A user attribute key (MPI_Comm_create_keyval).

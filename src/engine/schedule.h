@@ -1,0 +1,91 @@
+// Schedule: a collective operation written down as rounds of steps, as
+// libNBC does it. The steps of a round start together, in the order given
+// (a local step runs when its turn comes, so a copy can precede the sends
+// that read its result); a round starts once every send and receive of the
+// round before it has completed. The MPI layer's collectives build one per
+// call; the engine runs it to the end (a blocking call: Engine::
+// run_schedule) or starts it as a request that the engine's progress moves
+// on whoever polls (a nonblocking one, MPI_Ibcast and the like: Engine::
+// start_schedule), so a nonblocking collective advances while the
+// application computes if the engine's helper thread polls.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tagwire::engine {
+
+class Communicator;
+
+class Schedule {
+ public:
+  struct Step {
+    enum class Kind { kSend, kReceive, kLocal };
+    Kind kind = Kind::kLocal;
+    void* buffer = nullptr;
+    std::size_t bytes = 0;
+    int peer = 0;  // communicator rank (or MPI_PROC_NULL)
+    int tag = 0;
+    std::function<Status()> local;
+  };
+
+  explicit Schedule(Communicator* comm) : comm_(comm) {}
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  Communicator* comm() const { return comm_; }
+  const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
+
+  // Steps added from here on wait for everything added before (nothing
+  // happens if the current round is still empty).
+  void next_round() {
+    if (!rounds_.empty() && !rounds_.back().empty()) rounds_.emplace_back();
+  }
+  void send(const void* buffer, std::size_t bytes, int peer, int tag) {
+    current().push_back({Step::Kind::kSend, const_cast<void*>(buffer), bytes, peer, tag, {}});
+  }
+  void receive(void* buffer, std::size_t bytes, int peer, int tag) {
+    current().push_back({Step::Kind::kReceive, buffer, bytes, peer, tag, {}});
+  }
+  void local(std::function<Status()> fn) {
+    current().push_back({Step::Kind::kLocal, nullptr, 0, 0, 0, std::move(fn)});
+  }
+  // A copy made when its turn comes (not now: what it copies may be the
+  // result of an earlier round).
+  void copy(void* to, const void* from, std::size_t bytes) {
+    if (bytes == 0 || to == from) return;
+    local([to, from, bytes] {
+      std::memmove(to, from, bytes);
+      return Status::ok();
+    });
+  }
+  // Bytes that live as long as the schedule: received parts, a reduction's
+  // accumulator, a copy of an in-place buffer.
+  unsigned char* scratch(std::size_t bytes) {
+    scratch_.push_back(std::make_unique<unsigned char[]>(bytes == 0 ? 1 : bytes));
+    return scratch_.back().get();
+  }
+  // A copy of `bytes` at `data`, taken now.
+  unsigned char* keep(const void* data, std::size_t bytes) {
+    unsigned char* out = scratch(bytes);
+    if (bytes > 0) std::memcpy(out, data, bytes);
+    return out;
+  }
+
+ private:
+  std::vector<Step>& current() {
+    if (rounds_.empty()) rounds_.emplace_back();
+    return rounds_.back();
+  }
+
+  Communicator* comm_;
+  std::vector<std::vector<Step>> rounds_;
+  std::vector<std::unique_ptr<unsigned char[]>> scratch_;
+};
+
+}  // namespace tagwire::engine

@@ -1,0 +1,109 @@
+// Running a collective's schedule (schedule.h): to the end in the caller
+// (a blocking collective), or as a request that every poll of the engine
+// moves on (a nonblocking one).
+#include "engine/engine.h"
+
+namespace tagwire::engine {
+
+namespace {
+
+RequestKind kind_of(Schedule::Step::Kind kind) {
+  return kind == Schedule::Step::Kind::kSend ? RequestKind::kSend : RequestKind::kReceive;
+}
+
+}  // namespace
+
+Status Engine::run_schedule(Schedule& schedule) {
+  std::vector<Request*> posted;
+  std::vector<MessageStatus> statuses;
+  for (const auto& round : schedule.rounds()) {
+    posted.clear();
+    for (const auto& step : round) {
+      if (step.kind == Schedule::Step::Kind::kLocal) {
+        TAGWIRE_RETURN_IF_ERROR(step.local());
+        continue;
+      }
+      auto r = post_collective(kind_of(step.kind), step.buffer, step.bytes, step.peer, step.tag,
+                               schedule.comm());
+      if (!r) return r.status();
+      posted.push_back(*r);
+    }
+    statuses.assign(posted.size(), MessageStatus{});
+    TAGWIRE_RETURN_IF_ERROR(wait_all(posted, statuses));
+  }
+  return Status::ok();
+}
+
+Result<Request*> Engine::start_schedule(std::unique_ptr<Schedule> schedule) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(schedule->comm()));
+  std::lock_guard lock(mutex_);
+  Request* r = new_request(RequestKind::kSchedule);
+  r->comm = schedule->comm();
+  r->collective = true;
+  // Its steps have peers and fail with a dead one (depends_on); the
+  // schedule itself ends with their error, so it depends on no rank.
+  r->peer = kProcNull;
+  r->set_phase(RequestPhase::kRunning);
+  r->started_ms = clock_ms_.load(std::memory_order_relaxed);
+  r->status = empty_status();
+  auto run = std::make_unique<ScheduleRun>();
+  run->schedule = std::move(schedule);
+  run->request = r;
+  // Its first round starts now, as a nonblocking call's operation should.
+  if (!advance(*run)) schedules_.push_back(std::move(run));
+  return r;
+}
+
+void Engine::advance_schedules() {
+  // A step's start may poll (a send that waits for room): no second pass
+  // over the list from inside the first.
+  if (advancing_schedules_) return;
+  advancing_schedules_ = true;
+  for (std::size_t i = 0; i < schedules_.size();) {
+    if (advance(*schedules_[i])) {
+      schedules_[i] = std::move(schedules_.back());
+      schedules_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  advancing_schedules_ = false;
+}
+
+bool Engine::advance(ScheduleRun& run) {
+  const auto& rounds = run.schedule->rounds();
+  for (;;) {
+    for (Request* step : run.pending) {
+      if (!step->complete()) return false;
+    }
+    for (Request* step : run.pending) {
+      if (!step->status.error.is_ok() && run.error.is_ok()) run.error = step->status.error;
+      finish(step, nullptr);
+    }
+    run.pending.clear();
+    if (!run.error.is_ok() || run.next_round == rounds.size()) break;
+    for (const auto& step : rounds[run.next_round]) {
+      if (step.kind == Schedule::Step::Kind::kLocal) {
+        run.error = step.local();
+      } else {
+        auto r = post_collective_locked(kind_of(step.kind), step.buffer, step.bytes, step.peer,
+                                        step.tag, run.schedule->comm());
+        if (r) {
+          run.pending.push_back(*r);
+        } else {
+          run.error = r.status();
+        }
+      }
+      // What was posted before the error still runs to its end (its
+      // buffers are the schedule's); nothing after it starts.
+      if (!run.error.is_ok()) break;
+    }
+    ++run.next_round;
+  }
+  Request* r = run.request;
+  r->status.error = std::move(run.error);
+  maybe_complete(r);
+  return true;
+}
+
+}  // namespace tagwire::engine
