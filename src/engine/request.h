@@ -193,8 +193,9 @@ class RequestTable {
  public:
   RequestTable() : chunks_(std::make_unique<std::unique_ptr<Entry[]>[]>(kMaxChunks)) {}
 
-  // Ids are unique among live requests.
-  std::uint64_t add(Request* r) {
+  // Ids are unique among live requests. Always inlined: once per request
+  // made, and as a call it was +15 instructions per message at each end.
+  [[gnu::always_inline]] std::uint64_t add(Request* r) {
     std::uint32_t slot;
     if (free_.empty()) {
       slot = issued_.load(std::memory_order_relaxed);
