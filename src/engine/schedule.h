@@ -42,9 +42,17 @@ class Schedule {
   const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
 
   // Steps added from here on wait for everything added before (nothing
-  // happens if the current round is still empty).
+  // happens if the current round is still empty). The new round starts
+  // with the steps after_round() left for it.
   void next_round() {
-    if (!rounds_.empty() && !rounds_.back().empty()) rounds_.emplace_back();
+    if (rounds_.empty() || rounds_.back().empty()) return;
+    rounds_.emplace_back();
+    for (auto& fn : after_) local(std::move(fn));
+    after_.clear();
+  }
+  // Ends the schedule: a round for what after_round() still holds.
+  void close() {
+    if (!after_.empty()) next_round();
   }
   void send(const void* buffer, std::size_t bytes, int peer, int tag) {
     current().push_back({Step::Kind::kSend, const_cast<void*>(buffer), bytes, peer, tag, {}});
@@ -55,6 +63,9 @@ class Schedule {
   void local(std::function<Status()> fn) {
     current().push_back({Step::Kind::kLocal, nullptr, 0, 0, 0, std::move(fn)});
   }
+  // A local step for the start of the next round, once everything of this
+  // one has completed (unpacking what a receive of this round brought).
+  void after_round(std::function<Status()> fn) { after_.push_back(std::move(fn)); }
   // A copy made when its turn comes (not now: what it copies may be the
   // result of an earlier round).
   void copy(void* to, const void* from, std::size_t bytes) {
@@ -85,6 +96,7 @@ class Schedule {
 
   Communicator* comm_;
   std::vector<std::vector<Step>> rounds_;
+  std::vector<std::function<Status()>> after_;
   std::vector<std::unique_ptr<unsigned char[]>> scratch_;
 };
 

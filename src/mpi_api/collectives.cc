@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "mpi_api/collective_blocks.h"
 #include "mpi_api/reduce_ops.h"
 #include "mpi_api/state.h"
 
@@ -67,6 +68,7 @@ int collective(const char* function, MPI_Comm comm, MPI_Request* request, int bl
   if (!c) return report(comm, function, c.status());
   auto schedule = std::make_unique<Schedule>(*c);
   Status s = build(*schedule, request == nullptr ? blocking_tag : instance_tag(comm));
+  schedule->close();
   if (s.is_ok() && request == nullptr) s = E().run_schedule(*schedule);
   if (s.is_ok() && request != nullptr) {
     auto r = E().start_schedule(std::move(schedule));
@@ -94,15 +96,16 @@ Status check_root(engine::Communicator* comm, int root) {
   return Status::ok();
 }
 
-Status bcast(Schedule& s, int tag, void* buffer, std::size_t bytes, int root) {
+Status bcast(Schedule& s, int tag, void* buffer, const Typed& t, int root) {
   engine::Communicator* comm = s.comm();
   TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
   if (comm->rank() != root) {
-    s.receive(buffer, bytes, root, tag);
+    receive_typed(s, buffer, t, root, tag);
     return Status::ok();
   }
+  const void* packed = packed_source(s, buffer, t);  // packed once for every peer
   for (int peer = 0; peer < comm->size(); ++peer) {
-    if (peer != root) s.send(buffer, bytes, peer, tag);
+    if (peer != root) s.send(packed, t.bytes, peer, tag);
   }
   return Status::ok();
 }
@@ -150,128 +153,72 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   const void* mine = sendbuf == MPI_IN_PLACE && s.comm()->rank() != 0 ? recvbuf : sendbuf;
   TAGWIRE_RETURN_IF_ERROR(reduce(s, tag, mine, recvbuf, count, type, op, 0));
   s.next_round();
-  return bcast(s, tag, recvbuf, *bytes, 0);
+  return bcast(s, tag, recvbuf, raw_bytes(*bytes), 0);
 }
 
-// Byte sizes and offsets of per-rank blocks given in elements of `type`
-// (the v-collectives' counts and displacements).
-struct Blocks {
-  std::vector<std::size_t> size, offset;
-};
-
-Result<Blocks> blocks_of(int n, const int counts[], const int displs[], MPI_Datatype type) {
-  if (counts == nullptr || displs == nullptr) {
-    return Status(ErrorCode::kInvalidArgument, "the counts or displacements array is NULL");
-  }
-  Blocks b;
-  for (int i = 0; i < n; ++i) {
-    auto size = contiguous_bytes_of(counts[i], type);
-    if (!size) return size.status().with_context("count of rank " + std::to_string(i));
-    auto offset = contiguous_bytes_of(displs[i], type);
-    if (!offset) return offset.status().with_context("displacement of rank " + std::to_string(i));
-    b.size.push_back(*size);
-    b.offset.push_back(*offset);
-  }
-  return b;
-}
-
-Blocks even_blocks(int n, std::size_t block) {
-  Blocks b;
-  for (int i = 0; i < n; ++i) {
-    b.size.push_back(block);
-    b.offset.push_back(static_cast<std::size_t>(i) * block);
-  }
-  return b;
-}
-
-// Root: rank r receives blocks.size[r] bytes from sendbuf + offset[r]
-// (`blocks` is read at the root only) into recvcount elements of
-// recvtype. In place (the root's recvbuf is MPI_IN_PLACE): its block
-// stays put.
+// Root: rank r receives blocks.type[r] from sendbuf + offset[r] (`blocks`
+// is read at the root only) into `mine` at recvbuf. In place (the root's
+// recvbuf is MPI_IN_PLACE): its block stays put.
 Status scatter(Schedule& s, int tag, const void* sendbuf, const Blocks& blocks, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root) {
+               const Typed& mine, int root) {
   engine::Communicator* comm = s.comm();
   TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
-  std::size_t mine = 0;
-  if (recvbuf != MPI_IN_PLACE || comm->rank() != root) {
-    auto recv = contiguous_bytes_of(recvcount, recvtype);
-    if (!recv) return recv.status();
-    mine = *recv;
-  }
   if (comm->rank() != root) {
-    s.receive(recvbuf, mine, root, tag);
+    receive_typed(s, recvbuf, mine, root, tag);
     return Status::ok();
   }
   const auto* in = static_cast<const unsigned char*>(sendbuf);
   for (int peer = 0; peer < comm->size(); ++peer) {
     const auto i = static_cast<std::size_t>(peer);
     if (peer != root) {
-      s.send(in + blocks.offset[i], blocks.size[i], peer, tag);
-    } else if (recvbuf != MPI_IN_PLACE && blocks.size[i] > 0) {
-      if (blocks.size[i] > mine) {
-        return {ErrorCode::kTruncate, "the root's own block is larger than its receive count"};
-      }
-      s.copy(recvbuf, in + blocks.offset[i], blocks.size[i]);
+      send_typed(s, in + blocks.offset[i], blocks.type[i], peer, tag);
+    } else if (recvbuf != MPI_IN_PLACE) {
+      TAGWIRE_RETURN_IF_ERROR(copy_typed(s, in + blocks.offset[i], blocks.type[i], recvbuf, mine));
     }
   }
   return Status::ok();
 }
 
-// Root: rank r's block lands at recvbuf + offset[r]; the others send
-// `mine` bytes. In place (the root's sendbuf is MPI_IN_PLACE): its block
-// is there already.
-Status gatherv(Schedule& s, int tag, const void* sendbuf, std::size_t mine, void* recvbuf,
+// Root: rank r's block lands as blocks.type[r] at recvbuf + offset[r];
+// the others send `mine` from sendbuf. In place (the root's sendbuf is
+// MPI_IN_PLACE): its block is there already.
+Status gatherv(Schedule& s, int tag, const void* sendbuf, const Typed& mine, void* recvbuf,
                const Blocks& blocks, int root) {
   engine::Communicator* comm = s.comm();
   TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
   if (comm->rank() != root) {
-    s.send(sendbuf, mine, root, tag);
+    send_typed(s, sendbuf, mine, root, tag);
     return Status::ok();
   }
   auto* out = static_cast<unsigned char*>(recvbuf);
   for (int peer = 0; peer < comm->size(); ++peer) {
     const auto i = static_cast<std::size_t>(peer);
     if (peer != root) {
-      s.receive(out + blocks.offset[i], blocks.size[i], peer, tag);
-    } else if (sendbuf != MPI_IN_PLACE && mine > 0) {
-      if (mine > blocks.size[i]) {
-        return {ErrorCode::kTruncate, "the root's own block is larger than its receive count"};
-      }
-      s.copy(out + blocks.offset[i], sendbuf, mine);
+      receive_typed(s, out + blocks.offset[i], blocks.type[i], peer, tag);
+    } else if (sendbuf != MPI_IN_PLACE) {
+      TAGWIRE_RETURN_IF_ERROR(copy_typed(s, sendbuf, mine, out + blocks.offset[i], blocks.type[i]));
     }
   }
   return Status::ok();
 }
 
-// MPI_IN_PLACE in the all-to-alls: what is sent is what recvbuf holds,
-// laid out as it is received, so it is copied (now, at the call) before
-// any of it is overwritten. Returns the copy's bytes, which the schedule
-// keeps.
-const unsigned char* copy_for_in_place(Schedule& s, void* recvbuf, const Blocks& recv) {
-  std::size_t span = 0;
-  for (std::size_t i = 0; i < recv.size.size(); ++i) {
-    span = std::max(span, recv.offset[i] + recv.size[i]);
-  }
-  return s.keep(recvbuf, span);
-}
-
 // Every rank sends its part to every other directly (the all-to-alls,
-// allgatherv): out + send.offset[p] to p, into in + recv.offset[p] from p.
-Status exchange_blocks(Schedule& s, int tag, const unsigned char* out, const Blocks& send,
-                       unsigned char* in, const Blocks& recv) {
+// allgatherv): send block p from out to p, recv block p into in from p.
+Status exchange_blocks(Schedule& s, int tag, const void* out, const Blocks& send, void* in,
+                       const Blocks& recv) {
   engine::Communicator* comm = s.comm();
   const int me = comm->rank();
+  const auto* from = static_cast<const unsigned char*>(out);
+  auto* to = static_cast<unsigned char*>(in);
   for (int peer = 0; peer < comm->size(); ++peer) {
     const auto i = static_cast<std::size_t>(peer);
     if (peer == me) {
-      if (send.size[i] > recv.size[i]) {
-        return {ErrorCode::kTruncate, "this rank's block to itself is larger than its receive"};
-      }
-      s.copy(in + recv.offset[i], out + send.offset[i], send.size[i]);
+      TAGWIRE_RETURN_IF_ERROR(
+          copy_typed(s, from + send.offset[i], send.type[i], to + recv.offset[i], recv.type[i]));
       continue;
     }
-    s.receive(in + recv.offset[i], recv.size[i], peer, tag);
-    s.send(out + send.offset[i], send.size[i], peer, tag);
+    receive_typed(s, to + recv.offset[i], recv.type[i], peer, tag);
+    send_typed(s, from + send.offset[i], send.type[i], peer, tag);
   }
   return Status::ok();
 }
@@ -328,14 +275,14 @@ Status reduce_scatter(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
   if (!whole) return whole.status();
   std::vector<int> displs(counts.size());
   for (std::size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
-  auto blocks = blocks_of(s.comm()->size(), counts.data(), displs.data(), type);
+  auto blocks = blocks_of(counts.size(), counts.data(), displs.data(), type);
   if (!blocks) return blocks.status();
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   unsigned char* reduced = s.comm()->rank() == 0 ? s.scratch(*whole) : nullptr;
   TAGWIRE_RETURN_IF_ERROR(reduce(s, tag, input, reduced, static_cast<int>(total), type, op, 0));
   s.next_round();
   const auto me = static_cast<std::size_t>(s.comm()->rank());
-  return scatter(s, tag, reduced, *blocks, recvbuf, counts[me], type, 0);
+  return scatter(s, tag, reduced, *blocks, recvbuf, blocks->type[me], 0);
 }
 
 // MPI_Ibarrier's rounds (MPI_Barrier is the engine's own): in round k
@@ -396,103 +343,42 @@ Result<Neighbors> neighbors_of(MPI_Comm comm, int tag) {
   return n;
 }
 
-// One block to each destination, one from each source (contiguous bytes).
-void neighbor_exchange(Schedule& s, const Neighbors& n,
-                       const std::vector<const unsigned char*>& out,
-                       const std::vector<std::size_t>& out_bytes,
-                       const std::vector<unsigned char*>& in,
-                       const std::vector<std::size_t>& in_bytes) {
+// One block to each destination, one from each source.
+void neighbor_exchange(Schedule& s, const Neighbors& n, const void* sendbuf, const Blocks& send,
+                       void* recvbuf, const Blocks& recv) {
   for (std::size_t i = 0; i < n.sources.size(); ++i) {
-    s.receive(in[i], in_bytes[i], n.sources[i], n.receive_tags[i]);
+    receive_typed(s, static_cast<unsigned char*>(recvbuf) + recv.offset[i], recv.type[i],
+                  n.sources[i], n.receive_tags[i]);
   }
   for (std::size_t j = 0; j < n.destinations.size(); ++j) {
-    s.send(out[j], out_bytes[j], n.destinations[j], n.send_tags[j]);
+    send_typed(s, static_cast<const unsigned char*>(sendbuf) + send.offset[j], send.type[j],
+               n.destinations[j], n.send_tags[j]);
   }
-}
-
-// The blocks of a neighborhood call, block i at the buffer + offset[i]
-// bytes: packed one after another (regular_blocks), placed by counts and
-// displacements in `type`'s elements (varying_blocks), or by byte
-// displacements (MPI_Neighbor_alltoallw).
-struct NeighborBlocks {
-  std::vector<std::size_t> bytes, offset;
-};
-
-Result<NeighborBlocks> regular_blocks(std::size_t count, int each, MPI_Datatype type) {
-  auto block = contiguous_bytes_of(each, type);
-  if (!block) return block.status();
-  NeighborBlocks b;
-  for (std::size_t i = 0; i < count; ++i) {
-    b.bytes.push_back(*block);
-    b.offset.push_back(i * *block);
-  }
-  return b;
-}
-
-Result<NeighborBlocks> varying_blocks(std::size_t count, const int counts[], const int displs[],
-                                      MPI_Datatype type) {
-  if (count > 0 && (counts == nullptr || displs == nullptr)) {
-    return Status(ErrorCode::kInvalidArgument, "the counts or displacements array is NULL");
-  }
-  auto blocks = blocks_of(static_cast<int>(count), counts, displs, type);
-  if (!blocks) return blocks.status();
-  return NeighborBlocks{std::move(blocks->size), std::move(blocks->offset)};
 }
 
 // One block of `each` elements of `type`, sent to every destination
 // (the allgathers' send side: every block at offset 0).
-Result<NeighborBlocks> same_block_for_each(std::size_t count, int each, MPI_Datatype type) {
-  auto send = regular_blocks(count, each, type);
+Result<Blocks> same_block_for_each(std::size_t count, int each, MPI_Datatype type) {
+  auto send = even_blocks(count, each, type);
   if (send) std::fill(send->offset.begin(), send->offset.end(), 0);
   return send;
 }
 
-template <typename T>
-std::vector<T> at_offsets(T base, const NeighborBlocks& b) {
-  std::vector<T> out;
-  for (std::size_t off : b.offset) out.push_back(base + off);
-  return out;
-}
-
 // A neighborhood collective: its neighbours (on `tag`) and, from them,
-// its blocks, `send` and `recv` (functions of the neighbour counts).
+// its blocks (functions of the neighbour counts).
 template <typename SendBlocks, typename ReceiveBlocks>
 int neighbor_call(const char* function, MPI_Comm comm, MPI_Request* request, const void* sendbuf,
                   SendBlocks&& send_blocks, void* recvbuf, ReceiveBlocks&& receive_blocks) {
   return collective(function, comm, request, kNeighborTag, [&](Schedule& s, int tag) -> Status {
     auto n = neighbors_of(comm, tag);
     if (!n) return n.status();
-    Result<NeighborBlocks> send = send_blocks(n->destinations.size());
+    Result<Blocks> send = send_blocks(n->destinations.size());
     if (!send) return send.status();
-    Result<NeighborBlocks> recv = receive_blocks(n->sources.size());
+    Result<Blocks> recv = receive_blocks(n->sources.size());
     if (!recv) return recv.status();
-    const auto* out = static_cast<const unsigned char*>(sendbuf);
-    auto* in = static_cast<unsigned char*>(recvbuf);
-    neighbor_exchange(s, *n, at_offsets(out, *send), send->bytes, at_offsets(in, *recv),
-                      recv->bytes);
+    neighbor_exchange(s, *n, sendbuf, *send, recvbuf, *recv);
     return Status::ok();
   });
-}
-
-// MPI_Neighbor_alltoallw's blocks: each its own type, displacements in
-// bytes.
-Result<NeighborBlocks> typed_blocks(std::size_t count, const int counts[], const MPI_Aint displs[],
-                                    const MPI_Datatype types[]) {
-  if (count > 0 && (counts == nullptr || displs == nullptr || types == nullptr)) {
-    return Status(ErrorCode::kInvalidArgument, "a counts, displacements or types array is NULL");
-  }
-  NeighborBlocks b;
-  for (std::size_t i = 0; i < count; ++i) {
-    auto bytes = contiguous_bytes_of(counts[i], types[i]);
-    if (!bytes) return bytes.status().with_context("block " + std::to_string(i));
-    if (displs[i] < 0) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "negative displacement " + std::to_string(displs[i]));
-    }
-    b.bytes.push_back(*bytes);
-    b.offset.push_back(static_cast<std::size_t>(displs[i]));
-  }
-  return b;
 }
 
 }  // namespace
@@ -500,9 +386,9 @@ Result<NeighborBlocks> typed_blocks(std::size_t count, const int counts[], const
 namespace {
 
 Status bcast_call(Schedule& s, int tag, void* buffer, int count, MPI_Datatype type, int root) {
-  auto bytes = contiguous_bytes_of(count, type);
-  if (!bytes) return bytes.status();
-  return bcast(s, tag, buffer, *bytes, root);
+  auto t = typed(count, type);
+  if (!t) return t.status();
+  return bcast(s, tag, buffer, *t, root);
 }
 
 Status reduce_scatter_block_call(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
@@ -519,61 +405,64 @@ Status reduce_scatter_call(Schedule& s, int tag, const void* sendbuf, void* recv
                         std::vector<int>(recvcounts, recvcounts + s.comm()->size()), type, op);
 }
 
+std::size_t size_of(const Schedule& s) {
+  return static_cast<std::size_t>(s.comm()->size());
+}
+
+// What this rank sends: nothing to check in place (MPI_IN_PLACE).
+Result<Typed> sent_part(const void* sendbuf, int sendcount, MPI_Datatype sendtype) {
+  if (sendbuf == MPI_IN_PLACE) return Typed{};
+  return typed(sendcount, sendtype);
+}
+
 Status gather_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
-  const bool is_root = s.comm()->rank() == root;
-  auto block =
-      is_root ? contiguous_bytes_of(recvcount, recvtype) : contiguous_bytes_of(sendcount, sendtype);
-  if (!block) return block.status();
-  return gatherv(s, tag, sendbuf, *block, recvbuf, even_blocks(s.comm()->size(), *block), root);
+  Blocks blocks;  // the receive arguments count at the root only
+  if (s.comm()->rank() == root) {
+    auto b = even_blocks(size_of(s), recvcount, recvtype);
+    if (!b) return b.status();
+    blocks = std::move(b).value();
+  }
+  auto mine = sent_part(sendbuf, sendcount, sendtype);
+  if (!mine) return mine.status();
+  return gatherv(s, tag, sendbuf, *mine, recvbuf, blocks, root);
 }
 
-Status allgather_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
-                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
-  auto block = contiguous_bytes_of(recvcount, recvtype);
-  if (!block) return block.status();
-  if (sendbuf != MPI_IN_PLACE) {
-    auto sent = contiguous_bytes_of(sendcount, sendtype);
-    if (!sent) return sent.status();
+Status gatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, int root) {
+  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
+  Blocks blocks;
+  if (s.comm()->rank() == root) {
+    auto b = blocks_of(size_of(s), recvcounts, displs, recvtype);
+    if (!b) return b.status();
+    blocks = std::move(b).value();
   }
-  const int me = s.comm()->rank();
-  const int n = s.comm()->size();
-  // In place: my block already sits at recvbuf[rank]; send it from there.
-  const void* mine = sendbuf == MPI_IN_PLACE ? static_cast<unsigned char*>(recvbuf) +
-                                                   static_cast<std::size_t>(me) * *block
-                                             : sendbuf;
-  TAGWIRE_RETURN_IF_ERROR(gatherv(s, tag, me == 0 && sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : mine,
-                                  *block, recvbuf, even_blocks(n, *block), 0));
-  s.next_round();
-  return bcast(s, tag, recvbuf, *block * static_cast<std::size_t>(n), 0);
+  auto mine = sent_part(sendbuf, sendcount, sendtype);
+  if (!mine) return mine.status();
+  return gatherv(s, tag, sendbuf, *mine, recvbuf, blocks, root);
 }
 
-Status alltoall_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
-  auto block = contiguous_bytes_of(recvcount, recvtype);
-  if (!block) return block.status();
-  const Blocks blocks = even_blocks(s.comm()->size(), *block);
-  const auto* out = static_cast<const unsigned char*>(sendbuf);
-  if (sendbuf == MPI_IN_PLACE) {
-    out = copy_for_in_place(s, recvbuf, blocks);
-  } else {
-    auto sent = contiguous_bytes_of(sendcount, sendtype);
-    if (!sent) return sent.status();
-  }
-  return exchange_blocks(s, tag, out, blocks, static_cast<unsigned char*>(recvbuf), blocks);
+// The root's own receive: nothing in place at the root.
+Result<Typed> received_part(const Schedule& s, int root, const void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype) {
+  if (recvbuf == MPI_IN_PLACE && s.comm()->rank() == root) return Typed{};
+  return typed(recvcount, recvtype);
 }
 
 Status scatter_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
-  Blocks blocks;
+  Blocks blocks;  // the send arguments count at the root only
   if (s.comm()->rank() == root) {
-    auto block = contiguous_bytes_of(sendcount, sendtype);
-    if (!block) return block.status();
-    blocks = even_blocks(s.comm()->size(), *block);
+    auto b = even_blocks(size_of(s), sendcount, sendtype);
+    if (!b) return b.status();
+    blocks = std::move(b).value();
   }
-  return scatter(s, tag, sendbuf, blocks, recvbuf, recvcount, recvtype, root);
+  auto mine = received_part(s, root, recvbuf, recvcount, recvtype);
+  if (!mine) return mine.status();
+  return scatter(s, tag, sendbuf, blocks, recvbuf, *mine, root);
 }
 
 Status scatterv_call(Schedule& s, int tag, const void* sendbuf, const int sendcounts[],
@@ -582,112 +471,89 @@ Status scatterv_call(Schedule& s, int tag, const void* sendbuf, const int sendco
   TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
   Blocks blocks;
   if (s.comm()->rank() == root) {
-    auto b = blocks_of(s.comm()->size(), sendcounts, displs, sendtype);
+    auto b = blocks_of(size_of(s), sendcounts, displs, sendtype);
     if (!b) return b.status();
     blocks = std::move(b).value();
   }
-  return scatter(s, tag, sendbuf, blocks, recvbuf, recvcount, recvtype, root);
+  auto mine = received_part(s, root, recvbuf, recvcount, recvtype);
+  if (!mine) return mine.status();
+  return scatter(s, tag, sendbuf, blocks, recvbuf, *mine, root);
 }
 
-Status gatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void* recvbuf, const int recvcounts[], const int displs[],
-                    MPI_Datatype recvtype, int root) {
-  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
-  Blocks blocks;
-  std::size_t mine = 0;
-  if (s.comm()->rank() == root) {
-    auto b = blocks_of(s.comm()->size(), recvcounts, displs, recvtype);
-    if (!b) return b.status();
-    blocks = std::move(b).value();
-  }
+// The allgathers: this rank's block goes to every peer, from sendbuf or
+// (in place) from where it sits among the received ones.
+Status allgather_blocks(Schedule& s, int tag, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, const Blocks& recv) {
+  const auto me = static_cast<std::size_t>(s.comm()->rank());
+  const void* out = static_cast<unsigned char*>(recvbuf) + recv.offset[me];
+  Typed mine = recv.type[me];
   if (sendbuf != MPI_IN_PLACE) {
-    auto sent = contiguous_bytes_of(sendcount, sendtype);
-    if (!sent) return sent.status();
-    mine = *sent;
+    auto t = typed(sendcount, sendtype);
+    if (!t) return t.status();
+    out = sendbuf;
+    mine = std::move(t).value();
   }
-  return gatherv(s, tag, sendbuf, mine, recvbuf, blocks, root);
+  Blocks send;
+  send.type.assign(size_of(s), mine);
+  send.offset.assign(size_of(s), 0);
+  return exchange_blocks(s, tag, out, send, recvbuf, recv);
+}
+
+Status allgather_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  auto recv = even_blocks(size_of(s), recvcount, recvtype);
+  if (!recv) return recv.status();
+  return allgather_blocks(s, tag, sendbuf, sendcount, sendtype, recvbuf, *recv);
 }
 
 Status allgatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                        const int displs[], MPI_Datatype recvtype) {
-  const int n = s.comm()->size();
-  const auto me = static_cast<std::size_t>(s.comm()->rank());
-  auto recv = blocks_of(n, recvcounts, displs, recvtype);
+  auto recv = blocks_of(size_of(s), recvcounts, displs, recvtype);
   if (!recv) return recv.status();
-  // What this rank sends every peer: its own block, from sendbuf or (in
-  // place) from where it sits in recvbuf.
-  auto* in = static_cast<unsigned char*>(recvbuf);
-  const unsigned char* out = in + recv->offset[me];
-  std::size_t mine = recv->size[me];
-  if (sendbuf != MPI_IN_PLACE) {
-    auto sent = contiguous_bytes_of(sendcount, sendtype);
-    if (!sent) return sent.status();
-    out = static_cast<const unsigned char*>(sendbuf);
-    mine = *sent;
+  return allgather_blocks(s, tag, sendbuf, sendcount, sendtype, recvbuf, *recv);
+}
+
+// The all-to-alls once their blocks are known; in place, what is sent is
+// recvbuf's blocks as they are at the call.
+Status alltoall_blocks(Schedule& s, int tag, const void* sendbuf, Result<Blocks> send,
+                       void* recvbuf, const Result<Blocks>& recv) {
+  if (!recv) return recv.status();
+  if (sendbuf == MPI_IN_PLACE) {
+    Blocks sent;
+    const unsigned char* out = snapshot(s, recvbuf, *recv, &sent);
+    return exchange_blocks(s, tag, out, sent, recvbuf, *recv);
   }
-  Blocks send;
-  send.size.assign(static_cast<std::size_t>(n), mine);
-  send.offset.assign(static_cast<std::size_t>(n), 0);
-  return exchange_blocks(s, tag, out, send, in, *recv);
+  if (!send) return send.status();
+  return exchange_blocks(s, tag, sendbuf, *send, recvbuf, *recv);
+}
+
+Status alltoall_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  return alltoall_blocks(
+      s, tag, sendbuf,
+      sendbuf == MPI_IN_PLACE ? Blocks{} : even_blocks(size_of(s), sendcount, sendtype), recvbuf,
+      even_blocks(size_of(s), recvcount, recvtype));
 }
 
 Status alltoallv_call(Schedule& s, int tag, const void* sendbuf, const int sendcounts[],
                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                       const int recvcounts[], const int rdispls[], MPI_Datatype recvtype) {
-  const int n = s.comm()->size();
-  auto recv = blocks_of(n, recvcounts, rdispls, recvtype);
-  if (!recv) return recv.status();
-  const auto* out = static_cast<const unsigned char*>(sendbuf);
-  Blocks send;
-  if (sendbuf == MPI_IN_PLACE) {
-    out = copy_for_in_place(s, recvbuf, *recv);
-    send = *recv;
-  } else {
-    auto b = blocks_of(n, sendcounts, sdispls, sendtype);
-    if (!b) return b.status();
-    send = std::move(b).value();
-  }
-  return exchange_blocks(s, tag, out, send, static_cast<unsigned char*>(recvbuf), *recv);
+  return alltoall_blocks(
+      s, tag, sendbuf,
+      sendbuf == MPI_IN_PLACE ? Blocks{} : blocks_of(size_of(s), sendcounts, sdispls, sendtype),
+      recvbuf, blocks_of(size_of(s), recvcounts, rdispls, recvtype));
 }
 
 // Per-peer datatypes, displacements in bytes (MPI-3.1 §5.8).
-Result<Blocks> typed_rank_blocks(int n, const int counts[], const int displs[],
-                                 const MPI_Datatype types[], const char* what) {
-  if (counts == nullptr || displs == nullptr || types == nullptr) {
-    return Status(ErrorCode::kInvalidArgument,
-                  std::string("a ") + what + " counts, displacements or types array is NULL");
-  }
-  Blocks b;
-  for (int i = 0; i < n; ++i) {
-    auto size = contiguous_bytes_of(counts[i], types[i]);
-    if (!size) {
-      return size.status().with_context(std::string(what) + " to/from rank " + std::to_string(i));
-    }
-    if (displs[i] < 0) return Status(ErrorCode::kInvalidArgument, "a negative displacement");
-    b.size.push_back(*size);
-    b.offset.push_back(static_cast<std::size_t>(displs[i]));
-  }
-  return b;
-}
-
 Status alltoallw_call(Schedule& s, int tag, const void* sendbuf, const int sendcounts[],
                       const int sdispls[], const MPI_Datatype sendtypes[], void* recvbuf,
                       const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[]) {
-  const int n = s.comm()->size();
-  auto recv = typed_rank_blocks(n, recvcounts, rdispls, recvtypes, "receive");
-  if (!recv) return recv.status();
-  const auto* out = static_cast<const unsigned char*>(sendbuf);
-  Blocks send;
-  if (sendbuf == MPI_IN_PLACE) {
-    out = copy_for_in_place(s, recvbuf, *recv);
-    send = *recv;
-  } else {
-    auto b = typed_rank_blocks(n, sendcounts, sdispls, sendtypes, "send");
-    if (!b) return b.status();
-    send = std::move(b).value();
-  }
-  return exchange_blocks(s, tag, out, send, static_cast<unsigned char*>(recvbuf), *recv);
+  return alltoall_blocks(
+      s, tag, sendbuf,
+      sendbuf == MPI_IN_PLACE ? Blocks{}
+                              : typed_blocks(size_of(s), sendcounts, sdispls, sendtypes, "send"),
+      recvbuf, typed_blocks(size_of(s), recvcounts, rdispls, recvtypes, "receive"));
 }
 
 }  // namespace
@@ -952,7 +818,7 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype send
       [&](std::size_t destinations) {
         return same_block_for_each(destinations, sendcount, sendtype);
       },
-      recvbuf, [&](std::size_t sources) { return regular_blocks(sources, recvcount, recvtype); });
+      recvbuf, [&](std::size_t sources) { return even_blocks(sources, recvcount, recvtype); });
 }
 int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -963,7 +829,7 @@ int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sen
       [&](std::size_t destinations) {
         return same_block_for_each(destinations, sendcount, sendtype);
       },
-      recvbuf, [&](std::size_t sources) { return regular_blocks(sources, recvcount, recvtype); });
+      recvbuf, [&](std::size_t sources) { return even_blocks(sources, recvcount, recvtype); });
 }
 
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -975,7 +841,7 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
         return same_block_for_each(destinations, sendcount, sendtype);
       },
       recvbuf,
-      [&](std::size_t sources) { return varying_blocks(sources, recvcounts, displs, recvtype); });
+      [&](std::size_t sources) { return blocks_of(sources, recvcounts, displs, recvtype); });
 }
 int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, const int recvcounts[], const int displs[],
@@ -987,15 +853,15 @@ int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
         return same_block_for_each(destinations, sendcount, sendtype);
       },
       recvbuf,
-      [&](std::size_t sources) { return varying_blocks(sources, recvcounts, displs, recvtype); });
+      [&](std::size_t sources) { return blocks_of(sources, recvcounts, displs, recvtype); });
 }
 
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return neighbor_call(
       __func__, comm, nullptr, sendbuf,
-      [&](std::size_t destinations) { return regular_blocks(destinations, sendcount, sendtype); },
-      recvbuf, [&](std::size_t sources) { return regular_blocks(sources, recvcount, recvtype); });
+      [&](std::size_t destinations) { return even_blocks(destinations, sendcount, sendtype); },
+      recvbuf, [&](std::size_t sources) { return even_blocks(sources, recvcount, recvtype); });
 }
 int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -1003,8 +869,8 @@ int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
   TW_MPI_TRY(comm, check_request_out(request));
   return neighbor_call(
       __func__, comm, request, sendbuf,
-      [&](std::size_t destinations) { return regular_blocks(destinations, sendcount, sendtype); },
-      recvbuf, [&](std::size_t sources) { return regular_blocks(sources, recvcount, recvtype); });
+      [&](std::size_t destinations) { return even_blocks(destinations, sendcount, sendtype); },
+      recvbuf, [&](std::size_t sources) { return even_blocks(sources, recvcount, recvtype); });
 }
 
 int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -1013,10 +879,10 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
   return neighbor_call(
       __func__, comm, nullptr, sendbuf,
       [&](std::size_t destinations) {
-        return varying_blocks(destinations, sendcounts, sdispls, sendtype);
+        return blocks_of(destinations, sendcounts, sdispls, sendtype);
       },
       recvbuf,
-      [&](std::size_t sources) { return varying_blocks(sources, recvcounts, rdispls, recvtype); });
+      [&](std::size_t sources) { return blocks_of(sources, recvcounts, rdispls, recvtype); });
 }
 int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -1026,10 +892,10 @@ int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
   return neighbor_call(
       __func__, comm, request, sendbuf,
       [&](std::size_t destinations) {
-        return varying_blocks(destinations, sendcounts, sdispls, sendtype);
+        return blocks_of(destinations, sendcounts, sdispls, sendtype);
       },
       recvbuf,
-      [&](std::size_t sources) { return varying_blocks(sources, recvcounts, rdispls, recvtype); });
+      [&](std::size_t sources) { return blocks_of(sources, recvcounts, rdispls, recvtype); });
 }
 
 int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -1039,10 +905,12 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MP
   return neighbor_call(
       __func__, comm, nullptr, sendbuf,
       [&](std::size_t destinations) {
-        return typed_blocks(destinations, sendcounts, sdispls, sendtypes);
+        return typed_blocks(destinations, sendcounts, sdispls, sendtypes, "send");
       },
       recvbuf,
-      [&](std::size_t sources) { return typed_blocks(sources, recvcounts, rdispls, recvtypes); });
+      [&](std::size_t sources) {
+        return typed_blocks(sources, recvcounts, rdispls, recvtypes, "receive");
+      });
 }
 int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
@@ -1052,10 +920,12 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
   return neighbor_call(
       __func__, comm, request, sendbuf,
       [&](std::size_t destinations) {
-        return typed_blocks(destinations, sendcounts, sdispls, sendtypes);
+        return typed_blocks(destinations, sendcounts, sdispls, sendtypes, "send");
       },
       recvbuf,
-      [&](std::size_t sources) { return typed_blocks(sources, recvcounts, rdispls, recvtypes); });
+      [&](std::size_t sources) {
+        return typed_blocks(sources, recvcounts, rdispls, recvtypes, "receive");
+      });
 }
 
 // MPI_Barrier is the engine's (communicators.cc); its nonblocking form

@@ -183,11 +183,19 @@ static void counts_and_errors(void) {
   MPI_Type_free(&two);
   rc = MPI_Send(dummy, 1, freed, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
   CHECK(tw_class(rc) == MPI_ERR_TYPE);
-  /* Collectives take contiguous types; a strided one is refused on every rank. */
+  /* Collectives move derived types as point-to-point does: a strided
+   * broadcast writes its elements and leaves the gaps alone. Reductions
+   * take contiguous types only: a strided one is refused on every rank. */
   MPI_Datatype strided;
   MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
   MPI_Type_commit(&strided);
-  rc = MPI_Bcast(dummy, 1, strided, 0, MPI_COMM_WORLD);
+  int spread[4] = {-1, -1, -1, -1};
+  if (rank == 0) spread[0] = 10, spread[1] = 11, spread[2] = 12, spread[3] = 13;
+  CHECK(MPI_Bcast(spread, 1, strided, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(spread[0] == 10 && spread[2] == 12);
+  CHECK(rank == 0 ? spread[1] == 11 && spread[3] == 13 : spread[1] == -1 && spread[3] == -1);
+  int reduced[4];
+  rc = MPI_Allreduce(spread, reduced, 1, strided, MPI_SUM, MPI_COMM_WORLD);
   CHECK(tw_class(rc) == MPI_ERR_TYPE);
   MPI_Type_free(&strided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
