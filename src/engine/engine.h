@@ -268,6 +268,8 @@ class Engine final : public transport::Receiver,
   // it completes with the first error of its steps.
   Status run_schedule(Schedule& schedule);
   Result<Request*> start_schedule(std::unique_ptr<Schedule> schedule);
+  // The refusal of an operation intercommunicators do not have yet.
+  static Status not_on_intercomm(const char* what);
 
   // One-sided communication (window.cc). Collective over `comm`.
   Result<Window*> win_create(void* base, std::size_t size, int disp_unit, Communicator* comm);
@@ -364,7 +366,6 @@ class Engine final : public transport::Receiver,
   Status check_comm(Communicator* comm) const;
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
                     bool collective = false) const;
-  static Status not_on_intercomm(const char* what);
   // Both groups of an intercommunicator, in the order both sides agree on
   // (the group holding the lower world rank first), and a scratch
   // communicator of them on the intercommunicator's collective context.

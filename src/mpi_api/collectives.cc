@@ -66,6 +66,8 @@ int collective(const char* function, MPI_Comm comm, MPI_Request* request, int bl
                Build&& build) {
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
+  // Said at the call, not found halfway (or at the wait) by the first step.
+  if ((*c)->inter()) return report(comm, function, E().not_on_intercomm("collective operations"));
   auto schedule = std::make_unique<Schedule>(*c);
   Status s = build(*schedule, request == nullptr ? blocking_tag : instance_tag(comm));
   schedule->close();

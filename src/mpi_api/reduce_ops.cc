@@ -97,6 +97,10 @@ Status apply_pair(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std
 struct UserOp {
   MPI_User_function* function;
   bool commute;
+  // MPI_Op_free marks it: no new call takes it, but a nonblocking
+  // reduction started before still applies it (MPI-3.1 §5.9.5). Handles
+  // are never reused, so the entry can stay.
+  bool freed = false;
 };
 
 struct UserOps {
@@ -110,12 +114,13 @@ UserOps& user_ops() {
   return *ops;
 }
 
-std::optional<UserOp> user_op(MPI_Op op) {
+// `op`'s entry; a freed one only for an operation already under way.
+std::optional<UserOp> user_op(MPI_Op op, bool freed_too = false) {
   if (op < kFirstUserOp) return std::nullopt;
   UserOps& u = user_ops();
   std::lock_guard lock(u.mutex);
   auto it = u.ops.find(op);
-  if (it == u.ops.end()) return std::nullopt;
+  if (it == u.ops.end() || (it->second.freed && !freed_too)) return std::nullopt;
   return it->second;
 }
 
@@ -143,7 +148,9 @@ Status free_user_op(MPI_Op op) {
   }
   UserOps& u = user_ops();
   std::lock_guard lock(u.mutex);
-  if (u.ops.erase(op) == 0) return unknown_op(op);
+  auto it = u.ops.find(op);
+  if (it == u.ops.end() || it->second.freed) return unknown_op(op);
+  it->second.freed = true;
   return Status::ok();
 }
 
@@ -164,7 +171,9 @@ Status combine(MPI_Op op, MPI_Datatype type, void* acc, void* next, std::size_t 
 
 Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count) {
   if (op >= kFirstUserOp) {
-    auto user = user_op(op);
+    // Freed ones too: every call checks its operation first (check_op),
+    // so only a reduction started before the free gets here with one.
+    auto user = user_op(op, true);
     if (!user) return unknown_op(op);
     if (count > static_cast<std::size_t>(INT32_MAX)) {
       return {ErrorCode::kInvalidCount, "a user operation takes at most INT_MAX elements"};

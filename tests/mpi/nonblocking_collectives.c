@@ -266,7 +266,16 @@ int main(int argc, char** argv) {
     MPI_Iallreduce(MPI_IN_PLACE, inplace, 4, MPI_INT, op, MPI_COMM_WORLD, &q[0]);
     CHECK(MPI_Wait(&q[0], MPI_STATUS_IGNORE) == MPI_SUCCESS);
     CHECK(memcmp(inplace, want, sizeof want) == 0);
-    MPI_Op_free(&op);
+    /* The operation freed while a reduction with it is under way: that
+     * one still uses it (MPI-3.1 §5.9.5), a new call is refused. */
+    rank_matrix(rank, m);
+    MPI_Iallreduce(m, all, 4, MPI_INT, op, MPI_COMM_WORLD, &q[0]);
+    MPI_Op freed = op;
+    CHECK(MPI_Op_free(&op) == MPI_SUCCESS && op == MPI_OP_NULL);
+    CHECK(MPI_Wait(&q[0], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(memcmp(all, want, sizeof want) == 0);
+    CHECK(tw_class(MPI_Iallreduce(m, all, 4, MPI_INT, freed, MPI_COMM_WORLD, &q[0])) == MPI_ERR_OP);
+    CHECK(tw_class(MPI_Op_free(&freed)) == MPI_ERR_OP);
   }
 
   /* A neighbourhood exchange on a periodic ring. */
