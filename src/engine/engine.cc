@@ -440,7 +440,10 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
   // One lock for making and starting: a blocking ping-pong does this twice
   // per iteration.
   std::lock_guard lock(mutex_);
-  Request* r = fill_request(kind, buffer, bytes, peer, tag, comm, mode, collective);
+  return start_made(fill_request(kind, buffer, bytes, peer, tag, comm, mode, collective));
+}
+
+[[gnu::always_inline]] inline Result<Request*> Engine::start_made(Request* r) {
   r->persistent = false;
   Status s = start_operation(r);
   if (!s.is_ok()) {
@@ -1457,14 +1460,7 @@ Result<Request*> Engine::post_collective_locked(RequestKind kind, void* buffer, 
   // barrier runs all its rounds instead: exchange().)
   if (const int dead = dead_member(comm); dead >= 0) return peer_failed_status(dead);
   TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, true));
-  Request* r = fill_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true);
-  r->persistent = false;
-  Status s = start_operation(r);
-  if (!s.is_ok()) {
-    fail_start(r, s);
-    return s;
-  }
-  return r;
+  return start_made(fill_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true));
 }
 
 Status Engine::barrier(Communicator* comm) {

@@ -553,6 +553,8 @@ class Engine final : public transport::Receiver,
   // it cost the hot path the inlining of RequestTable::add (+19
   // instructions per message at each end).
   [[gnu::cold, gnu::noinline]] void fail_start(Request* r, const Status& s);
+  // Starts a one-shot request fill_request just made; it goes if it cannot.
+  Result<Request*> start_made(Request* r);
   static void on_read_done(void* ctx, const Status& s);
   // A started schedule (start_schedule): the round it reached and the
   // sends and receives of that round still out.

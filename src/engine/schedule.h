@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/status.h"
@@ -39,14 +40,18 @@ class Schedule {
   Schedule& operator=(const Schedule&) = delete;
 
   Communicator* comm() const { return comm_; }
-  const std::vector<std::vector<Step>>& rounds() const { return rounds_; }
+  std::size_t round_count() const { return round_ends_.size(); }
+  std::span<const Step> round(std::size_t i) const {
+    const std::size_t begin = i == 0 ? 0 : round_ends_[i - 1];
+    return {steps_.data() + begin, round_ends_[i] - begin};
+  }
 
   // Steps added from here on wait for everything added before (nothing
   // happens if the current round is still empty). The new round starts
   // with the steps after_round() left for it.
   void next_round() {
-    if (rounds_.empty() || rounds_.back().empty()) return;
-    rounds_.emplace_back();
+    if (round_ends_.empty() || current_empty()) return;
+    round_ends_.push_back(steps_.size());
     for (auto& fn : after_) local(std::move(fn));
     after_.clear();
   }
@@ -55,13 +60,13 @@ class Schedule {
     if (!after_.empty()) next_round();
   }
   void send(const void* buffer, std::size_t bytes, int peer, int tag) {
-    current().push_back({Step::Kind::kSend, const_cast<void*>(buffer), bytes, peer, tag, {}});
+    add({Step::Kind::kSend, const_cast<void*>(buffer), bytes, peer, tag, {}});
   }
   void receive(void* buffer, std::size_t bytes, int peer, int tag) {
-    current().push_back({Step::Kind::kReceive, buffer, bytes, peer, tag, {}});
+    add({Step::Kind::kReceive, buffer, bytes, peer, tag, {}});
   }
   void local(std::function<Status()> fn) {
-    current().push_back({Step::Kind::kLocal, nullptr, 0, 0, 0, std::move(fn)});
+    add({Step::Kind::kLocal, nullptr, 0, 0, 0, std::move(fn)});
   }
   // A local step for the start of the next round, once everything of this
   // one has completed (unpacking what a receive of this round brought).
@@ -78,7 +83,7 @@ class Schedule {
   // Bytes that live as long as the schedule: received parts, a reduction's
   // accumulator, a copy of an in-place buffer.
   unsigned char* scratch(std::size_t bytes) {
-    scratch_.push_back(std::make_unique<unsigned char[]>(bytes == 0 ? 1 : bytes));
+    scratch_.push_back(std::make_unique_for_overwrite<unsigned char[]>(bytes == 0 ? 1 : bytes));
     return scratch_.back().get();
   }
   // A copy of `bytes` at `data`, taken now.
@@ -89,13 +94,25 @@ class Schedule {
   }
 
  private:
-  std::vector<Step>& current() {
-    if (rounds_.empty()) rounds_.emplace_back();
-    return rounds_.back();
+  // One run of steps, each round's end in round_ends_ (the last one open):
+  // a blocking collective makes a schedule per call, and a vector per
+  // round was a measurable part of a small one.
+  bool current_empty() const {
+    const std::size_t begin = round_ends_.size() < 2 ? 0 : round_ends_[round_ends_.size() - 2];
+    return steps_.size() == begin;
+  }
+  void add(Step step) {
+    if (round_ends_.empty()) {
+      steps_.reserve(8);
+      round_ends_.push_back(0);
+    }
+    steps_.push_back(std::move(step));
+    round_ends_.back() = steps_.size();
   }
 
   Communicator* comm_;
-  std::vector<std::vector<Step>> rounds_;
+  std::vector<Step> steps_;
+  std::vector<std::size_t> round_ends_;
   std::vector<std::function<Status()>> after_;
   std::vector<std::unique_ptr<unsigned char[]>> scratch_;
 };

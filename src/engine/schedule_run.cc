@@ -15,10 +15,10 @@ RequestKind kind_of(Schedule::Step::Kind kind) {
 
 Status Engine::run_schedule(Schedule& schedule) {
   std::vector<Request*> posted;
-  std::vector<MessageStatus> statuses;
-  for (const auto& round : schedule.rounds()) {
+  for (std::size_t i = 0; i < schedule.round_count(); ++i) {
     posted.clear();
-    for (const auto& step : round) {
+    posted.reserve(schedule.round(i).size());
+    for (const auto& step : schedule.round(i)) {
       if (step.kind == Schedule::Step::Kind::kLocal) {
         TAGWIRE_RETURN_IF_ERROR(step.local());
         continue;
@@ -28,8 +28,9 @@ Status Engine::run_schedule(Schedule& schedule) {
       if (!r) return r.status();
       posted.push_back(*r);
     }
-    statuses.assign(posted.size(), MessageStatus{});
-    TAGWIRE_RETURN_IF_ERROR(wait_all(posted, statuses));
+    // Only the first error matters: no statuses to fill.
+    TAGWIRE_RETURN_IF_ERROR(wait_all(
+        posted, [](void*, std::size_t, const MessageStatus&) {}, nullptr));
   }
   return Status::ok();
 }
@@ -71,7 +72,7 @@ void Engine::advance_schedules() {
 }
 
 bool Engine::advance(ScheduleRun& run) {
-  const auto& rounds = run.schedule->rounds();
+  const Schedule& schedule = *run.schedule;
   for (;;) {
     for (Request* step : run.pending) {
       if (!step->complete()) return false;
@@ -81,13 +82,13 @@ bool Engine::advance(ScheduleRun& run) {
       finish(step, nullptr);
     }
     run.pending.clear();
-    if (!run.error.is_ok() || run.next_round == rounds.size()) break;
-    for (const auto& step : rounds[run.next_round]) {
+    if (!run.error.is_ok() || run.next_round == schedule.round_count()) break;
+    for (const auto& step : schedule.round(run.next_round)) {
       if (step.kind == Schedule::Step::Kind::kLocal) {
         run.error = step.local();
       } else {
         auto r = post_collective_locked(kind_of(step.kind), step.buffer, step.bytes, step.peer,
-                                        step.tag, run.schedule->comm());
+                                        step.tag, schedule.comm());
         if (r) {
           run.pending.push_back(*r);
         } else {

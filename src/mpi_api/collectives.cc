@@ -68,11 +68,17 @@ int collective(const char* function, MPI_Comm comm, MPI_Request* request, int bl
   if (!c) return report(comm, function, c.status());
   // Said at the call, not found halfway (or at the wait) by the first step.
   if ((*c)->inter()) return report(comm, function, E().not_on_intercomm("collective operations"));
+  if (request == nullptr) {  // on the stack: one allocation fewer per call
+    Schedule schedule(*c);
+    Status s = build(schedule, blocking_tag);
+    schedule.close();
+    if (s.is_ok()) s = E().run_schedule(schedule);
+    return s.is_ok() ? MPI_SUCCESS : report(comm, function, s);
+  }
   auto schedule = std::make_unique<Schedule>(*c);
-  Status s = build(*schedule, request == nullptr ? blocking_tag : instance_tag(comm));
+  Status s = build(*schedule, instance_tag(comm));
   schedule->close();
-  if (s.is_ok() && request == nullptr) s = E().run_schedule(*schedule);
-  if (s.is_ok() && request != nullptr) {
+  if (s.is_ok()) {
     auto r = E().start_schedule(std::move(schedule));
     if (r) {
       *request = E().hand_out(*r);

@@ -11,35 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-
-/* inout = in x inout for 2x2 integer matrices (row-major, four ints per
- * element): order matters. */
-static void matmul(void* in_raw, void* inout_raw, int* len, MPI_Datatype* type) {
-  (void)type;
-  const int* a = in_raw;
-  int* b = inout_raw;
-  for (int e = 0; e < *len / 4; ++e, a += 4, b += 4) {
-    int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
-                a[2] * b[1] + a[3] * b[3]};
-    memcpy(b, c, sizeof c);
-  }
-}
-
-static void rank_matrix(int r, int m[4]) {
-  m[0] = r + 1, m[1] = 1, m[2] = 1, m[3] = 0;
-}
-
-/* m_lo x ... x m_hi, in that order. */
-static void product(int lo, int hi, int out[4]) {
-  out[0] = 1, out[1] = 0, out[2] = 0, out[3] = 1;
-  for (int r = lo; r <= hi; ++r) {
-    int m[4];
-    rank_matrix(r, m);
-    int c[4] = {out[0] * m[0] + out[1] * m[2], out[0] * m[1] + out[1] * m[3],
-                out[2] * m[0] + out[3] * m[2], out[2] * m[1] + out[3] * m[3]};
-    memcpy(out, c, sizeof c);
-  }
-}
+#include "matrices.h"
 
 /* Completes `request` by MPI_Test alone; the number of tests it took. */
 static int test_until_done(MPI_Request* request) {
