@@ -488,30 +488,34 @@ Status scatterv_call(Schedule& s, int tag, const void* sendbuf, const int sendco
   return scatter(s, tag, sendbuf, blocks, recvbuf, *mine, root);
 }
 
-// The allgathers: this rank's block goes to every peer, from sendbuf or
-// (in place) from where it sits among the received ones.
-Status allgather_blocks(Schedule& s, int tag, const void* sendbuf, int sendcount,
-                        MPI_Datatype sendtype, void* recvbuf, const Blocks& recv) {
+// The allgathers: this rank's block, from sendbuf or (in place) from
+// where it sits among the received ones.
+Result<std::pair<const void*, Typed>> own_block(const Schedule& s, const void* sendbuf,
+                                                int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                                const Blocks& recv) {
   const auto me = static_cast<std::size_t>(s.comm()->rank());
-  const void* out = static_cast<unsigned char*>(recvbuf) + recv.offset[me];
-  Typed mine = recv.type[me];
-  if (sendbuf != MPI_IN_PLACE) {
-    auto t = typed(sendcount, sendtype);
-    if (!t) return t.status();
-    out = sendbuf;
-    mine = std::move(t).value();
+  if (sendbuf == MPI_IN_PLACE) {
+    return std::pair<const void*, Typed>{static_cast<unsigned char*>(recvbuf) + recv.offset[me],
+                                         recv.type[me]};
   }
-  Blocks send;
-  send.type.assign(size_of(s), mine);
-  send.offset.assign(size_of(s), 0);
-  return exchange_blocks(s, tag, out, send, recvbuf, recv);
+  auto t = typed(sendcount, sendtype);
+  if (!t) return t.status();
+  return std::pair<const void*, Typed>{sendbuf, std::move(t).value()};
 }
 
+// MPI_Allgather: a gather to rank 0, then its broadcast of the whole (two
+// messages per rank, and rank 0's connections only).
 Status allgather_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
   auto recv = even_blocks(size_of(s), recvcount, recvtype);
   if (!recv) return recv.status();
-  return allgather_blocks(s, tag, sendbuf, sendcount, sendtype, recvbuf, *recv);
+  auto mine = own_block(s, sendbuf, sendcount, sendtype, recvbuf, *recv);
+  if (!mine) return mine.status();
+  // Rank 0 in place: its block is there already.
+  const void* out = s.comm()->rank() == 0 && sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : mine->first;
+  TAGWIRE_RETURN_IF_ERROR(gatherv(s, tag, out, mine->second, recvbuf, *recv, 0));
+  s.next_round();
+  return bcast(s, tag, recvbuf, times(recv->type[0], size_of(s)), 0);
 }
 
 Status allgatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
@@ -519,7 +523,13 @@ Status allgatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
                        const int displs[], MPI_Datatype recvtype) {
   auto recv = blocks_of(size_of(s), recvcounts, displs, recvtype);
   if (!recv) return recv.status();
-  return allgather_blocks(s, tag, sendbuf, sendcount, sendtype, recvbuf, *recv);
+  // Every rank's block to every other directly.
+  auto mine = own_block(s, sendbuf, sendcount, sendtype, recvbuf, *recv);
+  if (!mine) return mine.status();
+  Blocks send;
+  send.type.assign(size_of(s), mine->second);
+  send.offset.assign(size_of(s), 0);
+  return exchange_blocks(s, tag, mine->first, send, recvbuf, *recv);
 }
 
 // The all-to-alls once their blocks are known; in place, what is sent is
