@@ -14,23 +14,34 @@ RequestKind kind_of(Schedule::Step::Kind kind) {
 }  // namespace
 
 Status Engine::run_schedule(Schedule& schedule) {
+  // Only the first error matters: no statuses to fill.
+  const auto wait_for = [this](std::span<Request* const> posted) {
+    return wait_all(
+        posted, [](void*, std::size_t, const MessageStatus&) {}, nullptr);
+  };
   std::vector<Request*> posted;
   for (std::size_t i = 0; i < schedule.round_count(); ++i) {
     posted.clear();
     posted.reserve(schedule.round(i).size());
+    Status failed;
     for (const auto& step : schedule.round(i)) {
       if (step.kind == Schedule::Step::Kind::kLocal) {
-        TAGWIRE_RETURN_IF_ERROR(step.local());
-        continue;
+        failed = step.local();
+      } else if (auto r = post_collective(kind_of(step.kind), step.buffer, step.bytes, step.peer,
+                                          step.tag, schedule.comm())) {
+        posted.push_back(*r);
+      } else {
+        failed = r.status();  // a dead member, most likely
       }
-      auto r = post_collective(kind_of(step.kind), step.buffer, step.bytes, step.peer, step.tag,
-                               schedule.comm());
-      if (!r) return r.status();
-      posted.push_back(*r);
+      if (!failed.is_ok()) {
+        // What this round posted ends before the schedule's scratch goes
+        // (it is the caller's, and a receive may be writing it). With a
+        // dead member those steps fail at once too (peer_failure.cc).
+        (void)wait_for(posted);
+        return failed;
+      }
     }
-    // Only the first error matters: no statuses to fill.
-    TAGWIRE_RETURN_IF_ERROR(wait_all(
-        posted, [](void*, std::size_t, const MessageStatus&) {}, nullptr));
+    TAGWIRE_RETURN_IF_ERROR(wait_for(posted));
   }
   return Status::ok();
 }
