@@ -1442,6 +1442,12 @@ Status Engine::comm_free(Communicator* comm) {
   auto it =
       std::find_if(comms_.begin(), comms_.end(), [&](const auto& c) { return c.get() == comm; });
   if (it == comms_.end()) return {ErrorCode::kInvalidComm, "unknown or already freed communicator"};
+  // Operations still pending on it complete normally (MPI-3.1 §6.4.3: the
+  // free only marks it): their requests and schedules keep pointing at it,
+  // so it stays until the engine ends.
+  bool in_use = false;
+  requests_.for_each([&](Request* r) { in_use = in_use || (r->comm == comm && r->active()); });
+  if (in_use) retired_comms_.push_back(std::move(*it));
   comms_.erase(it);
   return Status::ok();
 }

@@ -589,8 +589,9 @@ class Engine final : public transport::Receiver,
   DecodeLimits limits_;
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
-  std::vector<std::unique_ptr<Communicator>> comms_;  // dup / split results
-  std::uint32_t next_context_id_ = 2;                 // 0: world, 1: self
+  std::vector<std::unique_ptr<Communicator>> comms_;          // dup / split results
+  std::vector<std::unique_ptr<Communicator>> retired_comms_;  // freed while in use
+  std::uint32_t next_context_id_ = 2;                         // 0: world, 1: self
   // Software decides every match. Where the transport offers the NIC's
   // tag matching (nic_matching()), the NIC holds copies of some posted
   // receives and may consume them; else its capacity is 0.

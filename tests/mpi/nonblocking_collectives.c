@@ -279,7 +279,13 @@ int main(int argc, char** argv) {
     MPI_Iallreduce(&b, &sb, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &q[1]);
     CHECK(MPI_Waitall(2, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
     CHECK(sa == n * (n - 1) / 2 && sb == n - 1);
-    MPI_Comm_free(&dup);
+    /* Freed while a collective on it is under way: it completes normally
+     * (MPI-3.1 §6.4.3). */
+    sa = -1;
+    MPI_Iallreduce(&a, &sa, 1, MPI_INT, MPI_SUM, dup, &q[0]);
+    CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS && dup == MPI_COMM_NULL);
+    CHECK(MPI_Wait(&q[0], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(sa == n * (n - 1) / 2);
   }
 
   /* Errors: a null request pointer, a bad root, a cancel (erroneous for a
