@@ -565,6 +565,10 @@ class Engine final : public transport::Receiver,
     std::vector<Request*> pending;
     Status error;
   };
+  // Starts round `round` of `schedule`: its steps in order, each send and
+  // receive a request added to `posted`. Stops at the first step that
+  // fails and returns its error; what it posted before runs on.
+  Status start_round(const Schedule& schedule, std::size_t round, std::vector<Request*>* posted);
   // Moves every started schedule on as far as it can go now.
   void advance_schedules();
   // True once `run` has ended (its request completed).

@@ -70,10 +70,10 @@ std::string Engine::pending_report() {
     if (!r->active() || r->complete()) return;
     if (++count > kMostLines) return;
     lines << "\n  ";
+    const double age = static_cast<double>(now - r->started_ms) / 1000.0;  // seconds
     if (r->kind == RequestKind::kSchedule) {
       lines << "nonblocking collective on context "
-            << (r->comm != nullptr ? r->comm->collective_context() : 0) << ", for "
-            << static_cast<double>(now - r->started_ms) / 1000.0
+            << (r->comm != nullptr ? r->comm->collective_context() : 0) << ", for " << age
             << " s (its sends and receives are listed apart)";
       return;
     }
@@ -89,8 +89,7 @@ std::string Engine::pending_report() {
       lines << ", context "
             << (r->collective ? r->comm->collective_context() : r->comm->p2p_context());
     }
-    lines << ", " << r->bytes << " B, for " << static_cast<double>(now - r->started_ms) / 1000.0
-          << " s: ";
+    lines << ", " << r->bytes << " B, for " << age << " s: ";
     if (receive) {
       lines << (r->rendezvous != nullptr
                     ? "matched, reading the data from rank " + std::to_string(r->rendezvous->origin)

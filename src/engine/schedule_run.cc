@@ -13,35 +13,39 @@ RequestKind kind_of(Schedule::Step::Kind kind) {
 
 }  // namespace
 
+Status Engine::start_round(const Schedule& schedule, std::size_t round,
+                           std::vector<Request*>* posted) {
+  for (const auto& step : schedule.round(round)) {
+    if (step.kind == Schedule::Step::Kind::kLocal) {
+      TAGWIRE_RETURN_IF_ERROR(step.local());
+      continue;
+    }
+    auto r = post_collective_locked(kind_of(step.kind), step.buffer, step.bytes, step.peer,
+                                    step.tag, schedule.comm());
+    if (!r) return r.status();  // a dead member, most likely
+    posted->push_back(*r);
+  }
+  return Status::ok();
+}
+
 Status Engine::run_schedule(Schedule& schedule) {
-  // Only the first error matters: no statuses to fill.
-  const auto wait_for = [this](std::span<Request* const> posted) {
-    return wait_all(
-        posted, [](void*, std::size_t, const MessageStatus&) {}, nullptr);
-  };
   std::vector<Request*> posted;
   for (std::size_t i = 0; i < schedule.round_count(); ++i) {
     posted.clear();
     posted.reserve(schedule.round(i).size());
-    Status failed;
-    for (const auto& step : schedule.round(i)) {
-      if (step.kind == Schedule::Step::Kind::kLocal) {
-        failed = step.local();
-      } else if (auto r = post_collective(kind_of(step.kind), step.buffer, step.bytes, step.peer,
-                                          step.tag, schedule.comm())) {
-        posted.push_back(*r);
-      } else {
-        failed = r.status();  // a dead member, most likely
-      }
-      if (!failed.is_ok()) {
-        // What this round posted ends before the schedule's scratch goes
-        // (it is the caller's, and a receive may be writing it). With a
-        // dead member those steps fail at once too (peer_failure.cc).
-        (void)wait_for(posted);
-        return failed;
-      }
+    Status started;
+    {
+      std::lock_guard lock(mutex_);
+      started = start_round(schedule, i, &posted);
     }
-    TAGWIRE_RETURN_IF_ERROR(wait_for(posted));
+    // What the round posted ends before the schedule's scratch goes, even
+    // when a step failed (the scratch is the caller's, and a receive may be
+    // writing it; with a dead member those steps fail at once too,
+    // peer_failure.cc). Only the first error matters: no statuses to fill.
+    Status waited = wait_all(
+        posted, [](void*, std::size_t, const MessageStatus&) {}, nullptr);
+    TAGWIRE_RETURN_IF_ERROR(started);
+    TAGWIRE_RETURN_IF_ERROR(waited);
   }
   return Status::ok();
 }
@@ -94,23 +98,9 @@ bool Engine::advance(ScheduleRun& run) {
     }
     run.pending.clear();
     if (!run.error.is_ok() || run.next_round == schedule.round_count()) break;
-    for (const auto& step : schedule.round(run.next_round)) {
-      if (step.kind == Schedule::Step::Kind::kLocal) {
-        run.error = step.local();
-      } else {
-        auto r = post_collective_locked(kind_of(step.kind), step.buffer, step.bytes, step.peer,
-                                        step.tag, schedule.comm());
-        if (r) {
-          run.pending.push_back(*r);
-        } else {
-          run.error = r.status();
-        }
-      }
-      // What was posted before the error still runs to its end (its
-      // buffers are the schedule's); nothing after it starts.
-      if (!run.error.is_ok()) break;
-    }
-    ++run.next_round;
+    // After a failed step, what the round posted before it still runs to
+    // its end (its buffers are the schedule's); nothing after it starts.
+    run.error = start_round(schedule, run.next_round++, &run.pending);
   }
   Request* r = run.request;
   r->status.error = std::move(run.error);

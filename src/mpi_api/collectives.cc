@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "mpi_api/collective_blocks.h"
@@ -59,16 +60,20 @@ int instance_tag(MPI_Comm comm) {
 }
 
 // Builds a collective's schedule with `build(schedule, tag)` and runs it
-// (request null: the blocking call, on `blocking_tag`) or starts it and
-// hands out its request (the nonblocking call).
+// (no `request`: the blocking call, on `blocking_tag`) or starts it and
+// hands out its request (the nonblocking call, whose request argument is
+// checked before anything starts).
 template <typename Build>
-int collective(const char* function, MPI_Comm comm, MPI_Request* request, int blocking_tag,
-               Build&& build) {
+int collective(const char* function, MPI_Comm comm, std::optional<MPI_Request*> request,
+               int blocking_tag, Build&& build) {
+  if (request && *request == nullptr) {
+    return report(comm, function, Status(ErrorCode::kInvalidArgument, "request is NULL"));
+  }
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
   // Said at the call, not found halfway (or at the wait) by the first step.
   if ((*c)->inter()) return report(comm, function, E().not_on_intercomm("collective operations"));
-  if (request == nullptr) {  // on the stack: one allocation fewer per call
+  if (!request) {  // on the stack: one allocation fewer per call
     Schedule schedule(*c);
     Status s = build(schedule, blocking_tag);
     schedule.close();
@@ -81,18 +86,12 @@ int collective(const char* function, MPI_Comm comm, MPI_Request* request, int bl
   if (s.is_ok()) {
     auto r = E().start_schedule(std::move(schedule));
     if (r) {
-      *request = E().hand_out(*r);
+      **request = E().hand_out(*r);
       return MPI_SUCCESS;
     }
     s = r.status();
   }
   return s.is_ok() ? MPI_SUCCESS : report(comm, function, s);
-}
-
-// A nonblocking call's request argument, checked before anything starts.
-Status check_request_out(const MPI_Request* request) {
-  if (request == nullptr) return {ErrorCode::kInvalidArgument, "request is NULL"};
-  return Status::ok();
 }
 
 Status check_root(engine::Communicator* comm, int root) {
@@ -375,8 +374,9 @@ Result<Blocks> same_block_for_each(std::size_t count, int each, MPI_Datatype typ
 // A neighborhood collective: its neighbours (on `tag`) and, from them,
 // its blocks (functions of the neighbour counts).
 template <typename SendBlocks, typename ReceiveBlocks>
-int neighbor_call(const char* function, MPI_Comm comm, MPI_Request* request, const void* sendbuf,
-                  SendBlocks&& send_blocks, void* recvbuf, ReceiveBlocks&& receive_blocks) {
+int neighbor_call(const char* function, MPI_Comm comm, std::optional<MPI_Request*> request,
+                  const void* sendbuf, SendBlocks&& send_blocks, void* recvbuf,
+                  ReceiveBlocks&& receive_blocks) {
   return collective(function, comm, request, kNeighborTag, [&](Schedule& s, int tag) -> Status {
     auto n = neighbors_of(comm, tag);
     if (!n) return n.status();
@@ -583,13 +583,12 @@ extern "C" {
 // one builder.
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kBcastTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kBcastTag, [&](Schedule& s, int tag) {
     return bcast_call(s, tag, buffer, count, type, root);
   });
 }
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
                MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return bcast_call(s, tag, buffer, count, type, root);
   });
@@ -597,13 +596,12 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm co
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kReduceTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kReduceTag, [&](Schedule& s, int tag) {
     return reduce(s, tag, sendbuf, recvbuf, count, type, op, root);
   });
 }
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return reduce(s, tag, sendbuf, recvbuf, count, type, op, root);
   });
@@ -611,13 +609,12 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kReduceTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kReduceTag, [&](Schedule& s, int tag) {
     return allreduce(s, tag, sendbuf, recvbuf, count, type, op);
   });
 }
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return allreduce(s, tag, sendbuf, recvbuf, count, type, op);
   });
@@ -625,13 +622,12 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype t
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
              MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kScanTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kScanTag, [&](Schedule& s, int tag) {
     return scan(s, tag, sendbuf, recvbuf, count, type, op, true);
   });
 }
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return scan(s, tag, sendbuf, recvbuf, count, type, op, true);
   });
@@ -639,13 +635,12 @@ int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kScanTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kScanTag, [&](Schedule& s, int tag) {
     return scan(s, tag, sendbuf, recvbuf, count, type, op, false);
   });
 }
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return scan(s, tag, sendbuf, recvbuf, count, type, op, false);
   });
@@ -653,13 +648,12 @@ int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
                              MPI_Op op, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kReduceTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kReduceTag, [&](Schedule& s, int tag) {
     return reduce_scatter_block_call(s, tag, sendbuf, recvbuf, recvcount, type, op);
   });
 }
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
                               MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return reduce_scatter_block_call(s, tag, sendbuf, recvbuf, recvcount, type, op);
   });
@@ -667,13 +661,12 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kReduceTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kReduceTag, [&](Schedule& s, int tag) {
     return reduce_scatter_call(s, tag, sendbuf, recvbuf, recvcounts, type, op);
   });
 }
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                         MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return reduce_scatter_call(s, tag, sendbuf, recvbuf, recvcounts, type, op);
   });
@@ -681,14 +674,13 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kGatherTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kGatherTag, [&](Schedule& s, int tag) {
     return gather_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return gather_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
@@ -697,7 +689,7 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kGatherTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kGatherTag, [&](Schedule& s, int tag) {
     return gatherv_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                         root);
   });
@@ -705,7 +697,6 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return gatherv_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                         root);
@@ -714,14 +705,13 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kScatterTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kScatterTag, [&](Schedule& s, int tag) {
     return scatter_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return scatter_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
@@ -730,7 +720,7 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kScatterTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kScatterTag, [&](Schedule& s, int tag) {
     return scatterv_call(s, tag, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                          recvtype, root);
   });
@@ -738,7 +728,6 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
 int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return scatterv_call(s, tag, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                          recvtype, root);
@@ -747,13 +736,12 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kGatherTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kGatherTag, [&](Schedule& s, int tag) {
     return allgather_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return allgather_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
@@ -762,7 +750,7 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kAllgathervTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kAllgathervTag, [&](Schedule& s, int tag) {
     return allgatherv_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                            recvtype);
   });
@@ -770,7 +758,6 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return allgatherv_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                            recvtype);
@@ -779,13 +766,12 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kAlltoallTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kAlltoallTag, [&](Schedule& s, int tag) {
     return alltoall_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return alltoall_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
@@ -794,7 +780,7 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kAlltoallTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kAlltoallTag, [&](Schedule& s, int tag) {
     return alltoallv_call(s, tag, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                           rdispls, recvtype);
   });
@@ -803,7 +789,6 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return alltoallv_call(s, tag, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                           rdispls, recvtype);
@@ -813,7 +798,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return collective(__func__, comm, nullptr, kAlltoallTag, [&](Schedule& s, int tag) {
+  return collective(__func__, comm, std::nullopt, kAlltoallTag, [&](Schedule& s, int tag) {
     return alltoallw_call(s, tag, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                           rdispls, recvtypes);
   });
@@ -822,7 +807,6 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     return alltoallw_call(s, tag, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                           rdispls, recvtypes);
@@ -832,7 +816,7 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
 int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return neighbor_call(
-      __func__, comm, nullptr, sendbuf,
+      __func__, comm, std::nullopt, sendbuf,
       [&](std::size_t destinations) {
         return same_block_for_each(destinations, sendcount, sendtype);
       },
@@ -841,7 +825,6 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype send
 int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return neighbor_call(
       __func__, comm, request, sendbuf,
       [&](std::size_t destinations) {
@@ -854,7 +837,7 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
                             void* recvbuf, const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, MPI_Comm comm) {
   return neighbor_call(
-      __func__, comm, nullptr, sendbuf,
+      __func__, comm, std::nullopt, sendbuf,
       [&](std::size_t destinations) {
         return same_block_for_each(destinations, sendcount, sendtype);
       },
@@ -864,7 +847,6 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return neighbor_call(
       __func__, comm, request, sendbuf,
       [&](std::size_t destinations) {
@@ -877,14 +859,13 @@ int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return neighbor_call(
-      __func__, comm, nullptr, sendbuf,
+      __func__, comm, std::nullopt, sendbuf,
       [&](std::size_t destinations) { return even_blocks(destinations, sendcount, sendtype); },
       recvbuf, [&](std::size_t sources) { return even_blocks(sources, recvcount, recvtype); });
 }
 int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return neighbor_call(
       __func__, comm, request, sendbuf,
       [&](std::size_t destinations) { return even_blocks(destinations, sendcount, sendtype); },
@@ -895,7 +876,7 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return neighbor_call(
-      __func__, comm, nullptr, sendbuf,
+      __func__, comm, std::nullopt, sendbuf,
       [&](std::size_t destinations) {
         return blocks_of(destinations, sendcounts, sdispls, sendtype);
       },
@@ -906,7 +887,6 @@ int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return neighbor_call(
       __func__, comm, request, sendbuf,
       [&](std::size_t destinations) {
@@ -921,7 +901,7 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MP
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                            MPI_Comm comm) {
   return neighbor_call(
-      __func__, comm, nullptr, sendbuf,
+      __func__, comm, std::nullopt, sendbuf,
       [&](std::size_t destinations) {
         return typed_blocks(destinations, sendcounts, sdispls, sendtypes, "send");
       },
@@ -934,7 +914,6 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return neighbor_call(
       __func__, comm, request, sendbuf,
       [&](std::size_t destinations) {
@@ -949,7 +928,6 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
 // MPI_Barrier is the engine's (communicators.cc); its nonblocking form
 // is a schedule like the others.
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  TW_MPI_TRY(comm, check_request_out(request));
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
     dissemination_barrier(s, tag);
     return Status::ok();
