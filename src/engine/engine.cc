@@ -507,7 +507,8 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   Communicator* comm = r->comm;
   const int world_dest = comm->peer_world_rank(r->peer, r->collective);
   if (is_dead(world_dest)) return peer_failed_status(world_dest);
-  Header h = message_header(comm, r->collective, r->tag, r->id, r->bytes);
+  Header& h = r->header.emplace();
+  fill_message_header(&h, comm, r->collective, r->tag, r->id, r->bytes);
   std::span<const std::uint8_t> payload;
   if (r->bytes <= config_.eager_threshold) {
     h.type = MessageType::kEager;
@@ -528,7 +529,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (slot_out != nullptr) *slot_out = r->slot;
   if (log::enabled(log::Level::kTrace)) [[unlikely]]
     trace_send(*r, h, world_dest);
-  encode_into(h, &r->header);
+  r->header.seal();
   // With the NIC's tag matching, an envelope that fits the NIC's tag goes
   // tagged, so that the receiver's NIC can match it (and counts it if not).
   const std::optional<std::uint64_t> nic_tag =
@@ -561,18 +562,17 @@ void Engine::on_send_done(void* ctx, const Status& s) {
   r->engine->maybe_complete(r);
 }
 
-[[gnu::always_inline]] inline Header Engine::message_header(Communicator* comm, bool collective,
-                                                            int tag, std::uint64_t id,
-                                                            std::size_t bytes) const {
-  Header h;
-  h.job_token = limits_.job_token;
-  h.origin = world_->rank();
-  h.context = collective ? comm->collective_context() : comm->p2p_context();
-  h.source = comm->rank();
-  h.tag = tag;
-  h.request_id = id;
-  h.length = bytes;
-  return h;
+[[gnu::always_inline]] inline void Engine::fill_message_header(Header* h, Communicator* comm,
+                                                               bool collective, int tag,
+                                                               std::uint64_t id,
+                                                               std::size_t bytes) const {
+  h->job_token = limits_.job_token;
+  h->origin = world_->rank();
+  h->context = collective ? comm->collective_context() : comm->p2p_context();
+  h->source = comm->rank();
+  h->tag = tag;
+  h->request_id = id;
+  h->length = bytes;
 }
 
 // A blocking standard or ready send that goes eager, as a message with no
@@ -595,9 +595,9 @@ bool Engine::send_unnamed(const void* buffer, std::size_t bytes, int dest, int t
   std::lock_guard lock(mutex_);
   const int world_dest = comm->peer_world_rank(dest, false);
   if (is_dead(world_dest)) return false;  // the request path reports it
-  Header h = message_header(comm, false, tag, 0, bytes);
   EncodedHeader encoded;
-  encode_into(h, &encoded);
+  fill_message_header(&encoded.emplace(), comm, false, tag, 0, bytes);
+  encoded.seal();
   auto sent =
       transport_->try_send(world_dest, encoded, {static_cast<const std::uint8_t*>(buffer), bytes});
   if (!sent || !*sent) return false;  // an error: the request path meets and reports it

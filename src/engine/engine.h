@@ -378,8 +378,8 @@ class Engine final : public transport::Receiver,
   Status check_buffer(const void* buffer, std::size_t bytes) const;
   Request* new_request(RequestKind kind);
   // A message's header as start_send and send_unnamed fill it.
-  Header message_header(Communicator* comm, bool collective, int tag, std::uint64_t id,
-                        std::size_t bytes) const;
+  void fill_message_header(Header* h, Communicator* comm, bool collective, int tag,
+                           std::uint64_t id, std::size_t bytes) const;
   // receive()'s path without a request (unnamed_receive.h); false when
   // the receive needs one, with nothing taken.
   bool receive_unnamed(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,

@@ -108,6 +108,7 @@ class RingProducer {
     }
     write_record(offset, header, payload);
     tail_ += need;
+    prefetch_for_write(data_ + (tail_ & mask_));
     return true;
   }
 
@@ -135,6 +136,21 @@ class RingProducer {
         .store(
             detail::control_word(tail_, static_cast<std::uint32_t>(header.size()), payload.size()),
             std::memory_order_release);
+  }
+
+  // Asks for the next record's cell, in exclusive state, ahead of the
+  // next push: the consumer read that line last lap, and a store to it
+  // waits for the line to come back from the consumer's core. Without
+  // this, the next message's own stores queue behind it and the first of
+  // its loads the CPU cannot serve from its store buffer waits for all of
+  // them (perf put a third of the sender's time there, in an 8-byte window
+  // test). PREFETCHW (0F 0D /1) is a no-op on x86 CPUs without it.
+  static void prefetch_for_write(const std::uint8_t* cell) {
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(*cell));
+#else
+    __builtin_prefetch(cell, 1, 3);
+#endif
   }
 
   std::uint8_t* data_ = nullptr;
