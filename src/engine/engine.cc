@@ -623,11 +623,38 @@ Result<Request*> Engine::recv_init(void* buffer, std::size_t bytes, int source, 
   return make_request(RequestKind::kReceive, buffer, bytes, source, tag, comm, SendMode::kStandard);
 }
 
+// Nothing from a dead sender can still arrive to a receive just queued:
+// what it sent before it died was matched or is lost.
+[[gnu::always_inline]] inline void Engine::withdraw_if_sender_dead(Request* r) {
+  if (r->peer == matching::kAnySource) return;
+  const int world_source = r->comm->peer_world_rank(r->peer, r->collective);
+  if (is_dead(world_source)) [[unlikely]]
+    withdraw_from_dead(r, world_source);
+}
+
+void Engine::withdraw_from_dead(Request* r, int world_source) {
+  const Status failed = peer_failed_status(world_source);
+  if (withdraw_receive(r, failed)) complete_withdrawn(r, failed);
+}
+
 Status Engine::start_receive(Request* r) {
   if (begin_operation(r)) return Status::ok();
   Communicator* comm = r->comm;
-  matching::ReceivePattern pattern{r->collective ? comm->collective_context() : comm->p2p_context(),
-                                   r->peer, r->tag};
+  const matching::ContextId context =
+      r->collective ? comm->collective_context() : comm->p2p_context();
+  matching::NicMatcher& matcher = matching_.matcher();
+  if (one_sided_ || !matcher.posts_only_queue()) [[unlikely]]
+    return start_matching_receive(r, context);
+  // Nothing to take, claim or offer (a window of receives posted ahead).
+  r->receive_handle = matcher.post_expected({context, r->peer, r->tag}, r->id);
+  withdraw_if_sender_dead(r);
+  return Status::ok();
+}
+
+// start_receive when a message may already wait, or must be claimed first
+// (one-sided cancel), or the NIC may take the receive.
+Status Engine::start_matching_receive(Request* r, matching::ContextId context) {
+  const matching::ReceivePattern pattern{context, r->peer, r->tag};
   settle_unexpected(pattern, true);  // one-sided cancel: claim before taking
   auto posted = matching_.post_receive(pattern, r->id);
   flush_nic_ops();
@@ -635,15 +662,10 @@ Status Engine::start_receive(Request* r) {
     PendingMessage& message = *posted.message;
     deliver(r, message, message.data);
     run_deferred();
-  } else {
-    r->receive_handle = posted.handle;
-    // Nothing from a dead sender can still arrive: what it sent before it
-    // died was matched above or is lost.
-    if (r->peer != matching::kAnySource && is_dead(comm->peer_world_rank(r->peer, r->collective))) {
-      const Status failed = peer_failed_status(comm->peer_world_rank(r->peer, r->collective));
-      if (withdraw_receive(r, failed)) complete_withdrawn(r, failed);
-    }
+    return Status::ok();
   }
+  r->receive_handle = posted.handle;
+  withdraw_if_sender_dead(r);
   return Status::ok();
 }
 

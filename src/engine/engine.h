@@ -416,6 +416,9 @@ class Engine final : public transport::Receiver,
   // buffered send's user request, for its internal send).
   Status start_send(Request* r, std::optional<SlotTicket>* slot_out = nullptr);
   Status start_receive(Request* r);
+  Status start_matching_receive(Request* r, matching::ContextId context);
+  void withdraw_if_sender_dead(Request* r);
+  void withdraw_from_dead(Request* r, int world_source);
   // Withdraws a posted receive from matching: true if it is out now. False
   // if a message took it, or if the NIC holds a copy: then the NIC's
   // answer decides, and a receive it did not match completes later with

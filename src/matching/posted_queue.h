@@ -52,6 +52,7 @@ class PostedQueue {
     std::uint64_t cookie = 0;
     std::uint64_t sequence = 0;  // 0 while the slot is free
     std::uint32_t slot = 0;
+    std::uint8_t kind = 0;  // pattern_kind(pattern), kept: unlink needs it per message
     std::array<ListHook<Node>, 1> hooks;
   };
   using Bins = KeptBins<BinKey, IntrusiveList<Node>, BinKeyHash>;
@@ -64,6 +65,7 @@ class PostedQueue {
   NodePool<Node> pool_;
   Bins bins_;
   std::array<std::size_t, 4> count_by_kind_{};  // receives per pattern kind
+  std::size_t wildcards_ = 0;                   // receives of kinds 1-3
 };
 
 // Inline: one call of each per message, and as calls they were a fifth
@@ -78,15 +80,17 @@ class PostedQueue {
   node.slot = slot;
   node.cookie = cookie;
   node.sequence = sequence;
+  node.kind = static_cast<std::uint8_t>(pattern_kind(pattern.source, pattern.tag));
   bins_.for_insert(BinKey{pattern.context, pattern.source, pattern.tag}).push_back(&node, 0);
-  ++count_by_kind_[pattern_kind(pattern.source, pattern.tag)];
+  ++count_by_kind_[node.kind];
+  if (node.kind != 0) ++wildcards_;
   return ReceiveHandle{slot, sequence};
 }
 
 inline std::pair<PostedQueue::Node*, IntrusiveList<PostedQueue::Node>*> PostedQueue::find_match(
     const Envelope& e) const {
   // Only exact receives posted (a window from known peers): their one bin.
-  if (count_by_kind_[1] == 0 && count_by_kind_[2] == 0 && count_by_kind_[3] == 0) {
+  if (wildcards_ == 0) {
     auto* bin = const_cast<IntrusiveList<Node>*>(bins_.find({e.context, e.source, e.tag}));
     return {bin == nullptr ? nullptr : bin->front(), bin};
   }
@@ -118,11 +122,11 @@ inline std::optional<PostedQueue::Taken> PostedQueue::take_match(const Envelope&
   return taken;
 }
 
-inline void PostedQueue::unlink(IntrusiveList<Node>* bin, Node& node) {
-  const ReceivePattern& p = node.pattern;
+[[gnu::always_inline]] inline void PostedQueue::unlink(IntrusiveList<Node>* bin, Node& node) {
   bin->remove(&node, 0);
   if (bin->empty()) bins_.emptied();  // kept for the next receive of its kind
-  --count_by_kind_[pattern_kind(p.source, p.tag)];
+  --count_by_kind_[node.kind];
+  if (node.kind != 0) --wildcards_;
   node.sequence = 0;
   pool_.release(node.slot);
 }

@@ -90,8 +90,10 @@ void pack_for_send(MPI_Request h) {
 }
 
 // Starts (or, with persistent, only creates) a send and hands out a handle.
-int post_send(const char* function, const void* buf, int count, MPI_Datatype datatype, int dest,
-              int tag, MPI_Comm comm, SendMode mode, bool persistent, MPI_Request* request) {
+// Out of line: post_send's cases other than its fast path.
+[[gnu::noinline]] int post_send_general(const char* function, const void* buf, int count,
+                                        MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                        SendMode mode, bool persistent, MPI_Request* request) {
   engine::Communicator* c = world_comm_of(comm);
   if (c == nullptr) {
     auto found = comm_of(comm);
@@ -117,8 +119,9 @@ int post_send(const char* function, const void* buf, int count, MPI_Datatype dat
   return MPI_SUCCESS;
 }
 
-int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype, int source,
-              int tag, MPI_Comm comm, bool persistent, MPI_Request* request) {
+[[gnu::noinline]] int post_recv_general(const char* function, void* buf, int count,
+                                        MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                        bool persistent, MPI_Request* request) {
   engine::Communicator* c = world_comm_of(comm);
   if (c == nullptr) {
     auto found = comm_of(comm);
@@ -138,6 +141,42 @@ int post_recv(const char* function, void* buf, int count, MPI_Datatype datatype,
   if (!r) return report(comm, function, r.status());
   *request = add_request(*r, *w);
   return MPI_SUCCESS;
+}
+
+// The nonblocking calls' common case, inlined into each MPI_ entry point:
+// a predefined type on a known communicator goes straight to the engine
+// (as calls of ten arguments, these were about 20 instructions a message
+// at each end of an 8-byte window). Everything else, errors included, is
+// the general function's.
+[[gnu::always_inline]] inline int post_send(const char* function, const void* buf, int count,
+                                            MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                            SendMode mode, bool persistent, MPI_Request* request) {
+  if (engine::Communicator* c = world_comm_of(comm); c != nullptr && !persistent) {
+    if (auto bytes = predefined_bytes(count, datatype)) {
+      auto r = E().isend(buf, *bytes, dest, tag, c, mode);
+      if (!r) [[unlikely]]
+        return report(comm, function, r.status());
+      *request = E().hand_out(*r);
+      return MPI_SUCCESS;
+    }
+  }
+  return post_send_general(function, buf, count, datatype, dest, tag, comm, mode, persistent,
+                           request);
+}
+
+[[gnu::always_inline]] inline int post_recv(const char* function, void* buf, int count,
+                                            MPI_Datatype datatype, int source, int tag,
+                                            MPI_Comm comm, bool persistent, MPI_Request* request) {
+  if (engine::Communicator* c = world_comm_of(comm); c != nullptr && !persistent) {
+    if (auto bytes = predefined_bytes(count, datatype)) {
+      auto r = E().irecv(buf, *bytes, source, tag, c);
+      if (!r) [[unlikely]]
+        return report(comm, function, r.status());
+      *request = E().hand_out(*r);
+      return MPI_SUCCESS;
+    }
+  }
+  return post_recv_general(function, buf, count, datatype, source, tag, comm, persistent, request);
 }
 
 // The common case of request_of, in a few compares and no Result: the
