@@ -126,6 +126,12 @@ check "a UCX device that is not there refuses the job" 1 $((status != 0))
 check "the refusal names the missing device and the ones there are" 0 $?
 [[ $out != *"before the error on rank"* ]]
 check "nothing ran on a missing device" 0 $?
+# A job over UCX's shared memory says nothing about UCX's transport
+# choice: its refusal of the peer error mode, which the first endpoint
+# probes, used to print one "UCX  ERROR" line per rank on stdout.
+out=$(TAGWIRE_TRANSPORT=ucx UCX_TLS=sm,self "$run" -n 3 -- "$bench" --max 8 2>&1)
+check "a job over UCX sm runs" 0 $?
+check "a job over UCX sm prints no UCX error" 0 "$(grep -c 'UCX  *ERROR' <<<"$out")"
 out=$(env TAGWIRE_CC=gcc UCX_TLS=sm,self "$run" -n 2 -- "$fatal" 2>&1)
 [[ $out == *"before the error on rank 0"* ]]
 check "TAGWIRE_CC is left to the compiler wrapper" 0 $?
