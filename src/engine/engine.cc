@@ -658,6 +658,13 @@ Status Engine::start_matching_receive(Request* r, matching::ContextId context) {
   settle_unexpected(pattern, true);  // one-sided cancel: claim before taking
   auto posted = matching_.post_receive(pattern, r->id);
   flush_nic_ops();
+  if (posted.in_slot) {
+    PendingMessage message = matching_.queued(*posted.in_slot);
+    deliver(r, message, matching_.queued_data(*posted.in_slot));  // an eager one: copied now
+    matching_.drop(*posted.in_slot);
+    run_deferred();
+    return Status::ok();
+  }
   if (posted.message) {
     PendingMessage& message = *posted.message;
     deliver(r, message, message.data);

@@ -45,17 +45,21 @@ PendingMessage MatchingState::queued(const matching::IncomingMessage& envelope) 
 
 std::unique_ptr<PendingMessage> MatchingState::take(const matching::IncomingMessage& envelope) {
   auto message = std::make_unique<PendingMessage>(queued(envelope));
+  const auto data = queued_data(envelope);
+  message->data.assign(data.begin(), data.end());
+  drop(envelope);
+  return message;
+}
+
+void MatchingState::drop(const matching::IncomingMessage& envelope) {
   const std::uint32_t slot = slot_of(envelope.cookie);
   Kept& k = kept_.at(slot);
-  const auto data = k.data();
-  message->data.assign(data.begin(), data.end());
   held_bytes_ -= held_by(k);
   if (k.on_heap) {
     delete[] k.heap.data;
     k.on_heap = false;
   }
   kept_.release(slot);
-  return message;
 }
 
 }  // namespace tagwire::engine

@@ -26,11 +26,16 @@ namespace tagwire::engine {
 
 class MatchingState {
  public:
-  // A receive posted: either it took a queued message (`message` set) or it
-  // waits in the matcher under `handle`.
+  // A receive posted: it took a queued message (`message` set, or
+  // `in_slot` for an eager one), or it waits in the matcher under `handle`.
+  // An eager message stays in its slot: the caller reads it with queued()
+  // and queued_data() and then drop()s it, with no PendingMessage and no
+  // copy of its bytes made on the heap (two allocations per message in a
+  // crowded all-to-all whose receives mostly find their message queued).
   struct Posted {
     matching::ReceiveHandle handle;
     std::unique_ptr<PendingMessage> message;
+    std::optional<matching::IncomingMessage> in_slot;
   };
 
   // A NIC that holds up to `nic_capacity` posted receives (0: none).
@@ -56,7 +61,11 @@ class MatchingState {
     auto posted = matcher_.post_receive(pattern, receive_cookie);
     Posted result;
     if (posted.matched) {
-      result.message = take(posted.message);
+      if (kept_.at(slot_of(posted.message.cookie)).type == MessageType::kEager) {
+        result.in_slot = posted.message;
+      } else {
+        result.message = take(posted.message);
+      }
     } else {
       result.handle = posted.handle;
     }
@@ -80,6 +89,13 @@ class MatchingState {
   // A queued message (the envelope from probe()), left in place: every
   // field but its data.
   PendingMessage queued(const matching::IncomingMessage& envelope) const;
+
+  // Post_receive's `in_slot` message: its bytes, valid until drop().
+  std::span<const std::uint8_t> queued_data(const matching::IncomingMessage& envelope) const {
+    return kept_.at(slot_of(envelope.cookie)).data();
+  }
+  // Frees the slot of post_receive's `in_slot` message, once delivered.
+  void drop(const matching::IncomingMessage& envelope);
 
   std::size_t queued_count() const { return kept_.live(); }
 

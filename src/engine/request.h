@@ -90,11 +90,10 @@ enum Awaiting : std::uint8_t {
   kNicDel = 4,        // receive withdrawn while the NIC holds it: the DEL's answer
 };
 
-// A request's plain fields: what its operation is and where it stands.
-// Trivially copyable, so that a recycled request resets them in one
-// assignment (Request::reset) rather than being destroyed and rebuilt: the
-// rebuild, with a destructor check for every owning member, was about 60
-// instructions per message at each end of an 8-byte window.
+// A request's plain fields: what its operation is and where it stands,
+// apart from the members that own something. Request::reset sets each
+// back when the pool recycles the request (a static_assert on this
+// struct's size catches a field added without its reset).
 struct RequestFields {
   RequestKind kind = RequestKind::kSend;
   SendMode mode = SendMode::kStandard;
@@ -153,7 +152,7 @@ struct Request : RequestFields {
   std::atomic<RequestPhase> phase_{RequestPhase::kInactive};  // phase(), set_phase()
   MessageStatus status;
   // Send: the header in flight. Left unset (58 bytes a recycled request
-  // would zero for nothing): encode_into fills it.
+  // would zero for nothing): start_send builds it in place.
   EncodedHeader header;
   std::unique_ptr<transport::Registration> registration;  // rendezvous source
   // A receive withdrawn from matching (cancel, a dead sender) whose copy

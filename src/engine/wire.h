@@ -94,11 +94,10 @@ class EncodedHeader {
   operator std::span<const std::uint8_t>() const { return {bytes_.data(), size_}; }
 
   // A header built where it goes on the wire from: a default Header made
-  // in place, to be filled and then sealed. A send's header built on the
-  // stack and copied here was stored field by field and reloaded 16 bytes
-  // at a time at once, which the CPU cannot forward from its store buffer:
-  // the sender waited on that reload (a third of its time in perf samples
-  // of an 8-byte window test).
+  // in place, to be filled and then sealed. Built on the stack and copied
+  // here, it was stored field by field and at once reloaded 16 bytes at a
+  // time, which the CPU cannot forward from its store buffer: the load
+  // waits for every store before it (docs/shared-memory.md).
   Header& emplace() { return *new (bytes_.data()) Header; }
   // Its size on the wire from its type (as encode_into), once filled.
   void seal() {

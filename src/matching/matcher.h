@@ -30,7 +30,7 @@ class Matcher {
   // pattern by value, so that a caller that builds it in registers keeps
   // it there: post_receive's reference had it stored field by field and
   // reloaded wider into the queue's node, a load the CPU cannot forward
-  // from its store buffer (perf: a tenth of an 8-byte window's receiver).
+  // from its store buffer.
   bool nothing_unexpected() const { return unexpected_.size() == 0; }
   ReceiveHandle post_expected(ReceivePattern pattern, std::uint64_t receive_cookie) {
     assert(validate_pattern(pattern).is_ok() && nothing_unexpected());

@@ -1,5 +1,6 @@
 // MatchingState: a queued message leaves the matcher only with its payload,
-// by whichever way it leaves (a receive, mprobe, a send cancel).
+// by whichever way it leaves (a receive, mprobe, a send cancel). A receive
+// reads a queued eager message in its slot and then drops it.
 #include "engine/matching_state.h"
 
 #include <gtest/gtest.h>
@@ -17,11 +18,13 @@ namespace {
 
 // An arrival as the engine makes it: the envelope carries next_cookie(),
 // and a message the matcher queues is kept with its payload.
-void arrive(MatchingState& state, int source, int tag, std::uint64_t sender_id, std::uint8_t byte) {
+void arrive(MatchingState& state, int source, int tag, std::uint64_t sender_id, std::uint8_t byte,
+            MessageType type = MessageType::kEager) {
   matching::IncomingMessage incoming{{7, source, tag}, sender_id, 1, state.next_cookie()};
   auto arrival = state.matcher().on_untagged(incoming);
   ASSERT_FALSE(arrival.matched);
   PendingMessage message;
+  message.type = type;
   message.origin = source + 100;
   const std::uint8_t data[] = {byte};
   state.keep(incoming.cookie, message, data);
@@ -40,9 +43,16 @@ TEST(MatchingState, EveryWayOutTakesThePayloadWithTheEnvelope) {
   ASSERT_TRUE(head.has_value());
   EXPECT_EQ(state.queued(*head).origin, 102);
 
+  // An eager message taken by a receive: read in its slot, then dropped.
   auto posted = state.post_receive({7, 1, matching::kAnyTag}, 55);
-  ASSERT_NE(posted.message, nullptr) << "a queued message matched, yet no payload came";
-  EXPECT_EQ(posted.message->data[0], 0xa1) << "not the first message from rank 1";
+  EXPECT_EQ(posted.message, nullptr) << "an eager message copied out of its slot";
+  ASSERT_TRUE(posted.in_slot.has_value()) << "a queued message matched, yet no payload came";
+  EXPECT_EQ(state.queued(*posted.in_slot).origin, 101);
+  ASSERT_EQ(state.queued_data(*posted.in_slot).size(), 1u);
+  EXPECT_EQ(state.queued_data(*posted.in_slot)[0], 0xa1) << "not the first message from rank 1";
+  EXPECT_EQ(state.queued_count(), 4u) << "the slot went before the receive read it";
+  state.drop(*posted.in_slot);
+  EXPECT_EQ(state.queued_count(), 3u);
 
   auto probed = state.mprobe({7, 2, 20});
   ASSERT_NE(probed, nullptr);
@@ -57,10 +67,27 @@ TEST(MatchingState, EveryWayOutTakesThePayloadWithTheEnvelope) {
   EXPECT_EQ(state.queued_count(), 1u);
   EXPECT_EQ(state.matcher().unexpected_count(), 1u) << "envelopes and payloads out of step";
   auto last = state.post_receive({7, matching::kAnySource, matching::kAnyTag}, 56);
-  ASSERT_NE(last.message, nullptr);
-  EXPECT_EQ(last.message->data[0], 0xd4);
+  ASSERT_TRUE(last.in_slot.has_value());
+  EXPECT_EQ(state.queued_data(*last.in_slot)[0], 0xd4);
+  state.drop(*last.in_slot);
   EXPECT_EQ(state.queued_count(), 0u);
   EXPECT_EQ(state.matcher().unexpected_count(), 0u);
+  EXPECT_EQ(state.held_bytes(), 0u) << "a dropped message still counted";
+}
+
+// A rendezvous offer (RTS) leaves as a whole PendingMessage: the read that
+// follows outlives the receive's start, and the slot does not.
+TEST(MatchingState, AReceiveTakesARendezvousOfferWhole) {
+  MatchingState state;
+  arrive(state, 4, 40, 400, 0xe5, MessageType::kRts);
+  auto posted = state.post_receive({7, 4, 40}, 57);
+  EXPECT_FALSE(posted.in_slot.has_value());
+  ASSERT_NE(posted.message, nullptr);
+  EXPECT_EQ(posted.message->type, MessageType::kRts);
+  ASSERT_EQ(posted.message->data.size(), 1u);
+  EXPECT_EQ(posted.message->data[0], 0xe5);
+  EXPECT_EQ(state.queued_count(), 0u);
+  EXPECT_EQ(state.held_bytes(), 0u);
 }
 
 TEST(MatchingState, AReceiveWithNothingQueuedWaitsWithoutAPayload) {
@@ -68,6 +95,7 @@ TEST(MatchingState, AReceiveWithNothingQueuedWaitsWithoutAPayload) {
   arrive(state, 1, 10, 100, 0x11);
   auto posted = state.post_receive({7, 2, 10}, 77);
   EXPECT_EQ(posted.message, nullptr);
+  EXPECT_FALSE(posted.in_slot.has_value());
   EXPECT_EQ(state.matcher().posted_count(), 1u);
   EXPECT_EQ(state.queued_count(), 1u) << "the other source's message must stay";
 }
@@ -106,7 +134,9 @@ TEST(MatchingState, HeldBytesCoverTheHeapAQueuedMessageTakes) {
       EXPECT_LE(heap, state.held_bytes()) << "at a depth of " << depth;
       EXPECT_EQ(state.held_peak(), state.held_bytes());
       for (std::size_t i = 0; i < depth; ++i) {
-        ASSERT_NE(state.post_receive({7, 1, 5}, 1000 + i).message, nullptr);
+        auto posted = state.post_receive({7, 1, 5}, 1000 + i);
+        ASSERT_TRUE(posted.in_slot.has_value());
+        state.drop(*posted.in_slot);
       }
       EXPECT_EQ(state.held_bytes(), 0u) << "a taken message still counted";
       EXPECT_EQ(state.held_peak(), MatchingState::kQueuedMessageBytes * depth);
