@@ -92,8 +92,32 @@ void pack_for_send(MPI_Request h) {
   s.layout->pack(s.user_buffer, s.count, s.packed.data());
 }
 
+// A send or receive of a predefined type, started in place (nothing staged:
+// no WireBuffer to make and drop) and its handle handed out.
+[[gnu::always_inline]] inline int isend_in_place(const char* function, MPI_Comm comm,
+                                                 engine::Communicator* c, const void* buf,
+                                                 std::size_t bytes, int dest, int tag,
+                                                 SendMode mode, MPI_Request* request) {
+  auto r = E().isend(buf, bytes, dest, tag, c, mode);
+  if (!r) [[unlikely]]
+    return report(comm, function, r.status());
+  *request = E().hand_out(*r);
+  return MPI_SUCCESS;
+}
+[[gnu::always_inline]] inline int irecv_in_place(const char* function, MPI_Comm comm,
+                                                 engine::Communicator* c, void* buf,
+                                                 std::size_t bytes, int source, int tag,
+                                                 MPI_Request* request) {
+  auto r = E().irecv(buf, bytes, source, tag, c);
+  if (!r) [[unlikely]]
+    return report(comm, function, r.status());
+  *request = E().hand_out(*r);
+  return MPI_SUCCESS;
+}
+
 // Starts (or, with persistent, only creates) a send and hands out a handle.
-// Out of line: post_send's cases other than its fast path.
+// Out of line: what post_send does not take inline (another communicator
+// than the world's, a derived type, a persistent request, an error).
 [[gnu::noinline]] int post_send_general(const char* function, const void* buf, int count,
                                         MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                                         SendMode mode, bool persistent, MPI_Request* request) {
@@ -104,11 +128,7 @@ void pack_for_send(MPI_Request h) {
     c = *found;
   }
   if (auto bytes = predefined_bytes(count, datatype); bytes && !persistent) {
-    // In place, nothing staged: no WireBuffer to make and drop.
-    auto r = E().isend(buf, *bytes, dest, tag, c, mode);
-    if (!r) return report(comm, function, r.status());
-    *request = E().hand_out(*r);
-    return MPI_SUCCESS;
+    return isend_in_place(function, comm, c, buf, *bytes, dest, tag, mode, request);
   }
   auto w = wire_buffer(buf, count, datatype, false);
   if (!w) return report(comm, function, w.status());
@@ -132,10 +152,7 @@ void pack_for_send(MPI_Request h) {
     c = *found;
   }
   if (auto bytes = predefined_bytes(count, datatype); bytes && !persistent) {
-    auto r = E().irecv(buf, *bytes, source, tag, c);
-    if (!r) return report(comm, function, r.status());
-    *request = E().hand_out(*r);
-    return MPI_SUCCESS;
+    return irecv_in_place(function, comm, c, buf, *bytes, source, tag, request);
   }
   auto w = wire_buffer(buf, count, datatype, true);
   if (!w) return report(comm, function, w.status());
@@ -156,11 +173,7 @@ void pack_for_send(MPI_Request h) {
                                             SendMode mode, bool persistent, MPI_Request* request) {
   if (engine::Communicator* c = world_comm_of(comm); c != nullptr && !persistent) {
     if (auto bytes = predefined_bytes(count, datatype)) {
-      auto r = E().isend(buf, *bytes, dest, tag, c, mode);
-      if (!r) [[unlikely]]
-        return report(comm, function, r.status());
-      *request = E().hand_out(*r);
-      return MPI_SUCCESS;
+      return isend_in_place(function, comm, c, buf, *bytes, dest, tag, mode, request);
     }
   }
   return post_send_general(function, buf, count, datatype, dest, tag, comm, mode, persistent,
@@ -172,11 +185,7 @@ void pack_for_send(MPI_Request h) {
                                             MPI_Comm comm, bool persistent, MPI_Request* request) {
   if (engine::Communicator* c = world_comm_of(comm); c != nullptr && !persistent) {
     if (auto bytes = predefined_bytes(count, datatype)) {
-      auto r = E().irecv(buf, *bytes, source, tag, c);
-      if (!r) [[unlikely]]
-        return report(comm, function, r.status());
-      *request = E().hand_out(*r);
-      return MPI_SUCCESS;
+      return irecv_in_place(function, comm, c, buf, *bytes, source, tag, request);
     }
   }
   return post_recv_general(function, buf, count, datatype, source, tag, comm, persistent, request);

@@ -25,7 +25,8 @@ using transport::PeerId;
 
 namespace {
 
-// While it lives, UCX's transport selection does not log its errors. The
+// While it lives (and is `active`), UCX's transport selection does not log
+// its errors. The
 // first endpoint probes whether UCX takes the peer error mode; over shared
 // memory it does not, and UCX logged that refusal as an ERROR on stdout
 // ("no active messages transport ... no peer failure handler"), one line
@@ -35,8 +36,12 @@ namespace {
 // to UCX's own.
 class QuietTransportSelection {
  public:
-  QuietTransportSelection() { ucs_log_push_handler(&drop_selection_errors); }
-  ~QuietTransportSelection() { ucs_log_pop_handler(); }
+  explicit QuietTransportSelection(bool active) : active_(active) {
+    if (active_) ucs_log_push_handler(&drop_selection_errors);
+  }
+  ~QuietTransportSelection() {
+    if (active_) ucs_log_pop_handler();
+  }
   QuietTransportSelection(const QuietTransportSelection&) = delete;
   QuietTransportSelection& operator=(const QuietTransportSelection&) = delete;
 
@@ -49,6 +54,7 @@ class QuietTransportSelection {
     return selection && level <= UCS_LOG_LEVEL_ERROR ? UCS_LOG_FUNC_RC_STOP
                                                      : UCS_LOG_FUNC_RC_CONTINUE;
   }
+  bool active_;
 };
 
 constexpr unsigned kAmId = 17;  // our one active-message id
@@ -377,10 +383,9 @@ class UcxTransportImpl final : public transport::Transport {
     params.err_handler.cb = &UcxTransportImpl::on_endpoint_error;
     params.err_handler.arg = &p;
     ucs_status_t s = UCS_ERR_UNREACHABLE;
-    if (peer_mode_ == PeerMode::kWorks) {
-      s = ucp_ep_create(worker_.get(), &params, &p.ep);
-    } else if (peer_mode_ != PeerMode::kRefused) {
-      QuietTransportSelection quiet;  // the probe's refusal is not an error
+    if (peer_mode_ != PeerMode::kRefused) {
+      // The first endpoint's probe: a refusal is not an error.
+      QuietTransportSelection quiet(peer_mode_ == PeerMode::kUnknown);
       s = ucp_ep_create(worker_.get(), &params, &p.ep);
       if (s == UCS_OK) peer_mode_ = PeerMode::kWorks;
     }
