@@ -340,7 +340,9 @@ class Engine final : public transport::Receiver,
       for (unsigned turn = 0;; ++turn) {
         if (done()) return;
         if (turn == kPollsPerLock) break;
-        progress_locked();
+        // A rank that shares its core yields after the first empty poll:
+        // the peer it waits for may be the one this core would run next.
+        if (progress_locked() == 0 && idle.yields_at_once()) break;
       }
       lock.unlock();
       idle.pause();

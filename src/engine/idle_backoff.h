@@ -42,13 +42,17 @@ class IdleBackoff {
   IdleBackoff()
       : spin_(std::chrono::microseconds(g_spin_before_yield_us.load(std::memory_order_relaxed))) {}
 
+  // Whether an idle poll should give the core away at once (the process
+  // shares its core: set_waiting_policy(kYield)).
+  bool yields_at_once() const { return spin_.count() == 0; }
+
   // After one poll; `progressed`: it did something, so waiting starts over.
   void turn(bool progressed) {
     if (progressed) {
       idle_polls_ = 0;
       return;
     }
-    if (++idle_polls_ % kPollsPerLook == 0) pause();
+    if (yields_at_once() || ++idle_polls_ % kPollsPerLook == 0) pause();
   }
 
   // After a run of polls that brought nothing the caller waits for:
