@@ -14,7 +14,11 @@ namespace {
 Status write_all(int fd, const void* data, std::size_t length) {
   const auto* p = static_cast<const std::uint8_t*>(data);
   while (length > 0) {
-    ssize_t n = ::write(fd, p, length);
+    // MSG_NOSIGNAL: a launcher or peer that has gone is an error to
+    // report, not a SIGPIPE that kills this rank; write() for a descriptor
+    // that is not a socket.
+    ssize_t n = ::send(fd, p, length, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = ::write(fd, p, length);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       return {ErrorCode::kPeerFailed,

@@ -230,13 +230,19 @@ Status Engine::start_up() {
   cpu_set_t placement;
   const bool bound =
       ::sched_getaffinity(0, sizeof(placement), &placement) == 0 && CPU_COUNT(&placement) == 1;
-  const bool crowded = one_host && ((cores > 0 && size > cores) || !bound);
-  set_waiting_policy(crowded ? WaitingPolicy::kYield : WaitingPolicy::kSpin);
+  const bool oversubscribed = one_host && cores > 0 && size > cores;
+  const bool crowded = oversubscribed || (one_host && !bound);
+  set_waiting_policy(oversubscribed ? WaitingPolicy::kYield
+                     : crowded      ? WaitingPolicy::kShareCore
+                                    : WaitingPolicy::kSpin);
   TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
                             << config_.eager_threshold << " B, " << send_cancel_->name()
                             << " send cancel, "
-                            << (crowded ? "yields when idle" : "spins when idle") << ")");
+                            << (oversubscribed ? "yields at once when idle"
+                                : crowded      ? "yields when idle"
+                                               : "spins when idle")
+                            << ")");
   const HelperMode helper = config_.progress_thread ? HelperMode::kProgress
                             : config_.cancel_agent  ? HelperMode::kAgent
                                                     : HelperMode::kNone;

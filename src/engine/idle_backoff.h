@@ -3,11 +3,17 @@
 // process's spin budget (set_waiting_policy), chosen from what is true at
 // MPI_Init:
 //  - a rank with a core of its own (no more ranks on this host than
-//    cores) spins as Open MPI does, and yields only after a long wait
-//    (kSpinWithOwnCore): yielding on every idle poll handed its core to
-//    other jobs and cost 0.72 us latency on a machine at load 10;
-//  - a rank whose peers outnumber the cores yields at once: the peer it
-//    waits for may need this very core (8 ranks on 2 cores).
+//    cores, bound to one) spins as Open MPI does, and yields only after a
+//    long wait (kSpinWithOwnCore): yielding on every idle poll handed its
+//    core to other jobs and cost 0.72 us latency on a machine at load 10;
+//  - a rank the launcher did not bind, with cores enough for every rank,
+//    yields after each run of idle polls: two ranks may share a core, but
+//    mostly they do not, and a yield after every empty poll (a system call
+//    each) cost an unbound 8-byte ping-pong 1.29x its latency;
+//  - a rank whose peers outnumber the cores yields after its first empty
+//    poll: the peer it waits for may need this very core (8 ranks on 2
+//    cores: a run of 64 empty polls before each yield made the all-to-all
+//    1.2x slower).
 //
 // Why time and not a count of polls: the count (64 empty polls) was shorter
 // than one shared-memory round trip for messages from 256 B up, so a
@@ -24,13 +30,16 @@ namespace tagwire::engine {
 
 inline constexpr auto kSpinWithOwnCore = std::chrono::microseconds(1000);
 
-enum class WaitingPolicy { kSpin, kYield };
+enum class WaitingPolicy { kSpin, kShareCore, kYield };
 
-// The process's spin budget, in microseconds (one engine per process).
+// The process's spin budget, in microseconds, and whether an empty poll
+// yields at once (one engine per process).
 inline std::atomic<long> g_spin_before_yield_us{kSpinWithOwnCore.count()};
+inline std::atomic<bool> g_yield_at_once{false};
 
 inline void set_waiting_policy(WaitingPolicy policy) {
-  g_spin_before_yield_us = policy == WaitingPolicy::kYield ? 0 : kSpinWithOwnCore.count();
+  g_spin_before_yield_us = policy == WaitingPolicy::kSpin ? kSpinWithOwnCore.count() : 0;
+  g_yield_at_once = policy == WaitingPolicy::kYield;
 }
 
 class IdleBackoff {
@@ -40,11 +49,12 @@ class IdleBackoff {
   static constexpr unsigned kPollsPerLook = 64;
 
   IdleBackoff()
-      : spin_(std::chrono::microseconds(g_spin_before_yield_us.load(std::memory_order_relaxed))) {}
+      : spin_(std::chrono::microseconds(g_spin_before_yield_us.load(std::memory_order_relaxed))),
+        at_once_(g_yield_at_once.load(std::memory_order_relaxed)) {}
 
-  // Whether an idle poll should give the core away at once (the process
-  // shares its core: set_waiting_policy(kYield)).
-  bool yields_at_once() const { return spin_.count() == 0; }
+  // Whether an empty poll gives the core away at once (more ranks than
+  // cores: set_waiting_policy(kYield)).
+  bool yields_at_once() const { return at_once_; }
 
   // After one poll; `progressed`: it did something, so waiting starts over.
   void turn(bool progressed) {
@@ -73,6 +83,7 @@ class IdleBackoff {
 
  private:
   std::chrono::microseconds spin_;
+  bool at_once_;
   unsigned idle_polls_ = 0;
   bool waiting_ = false;
   Clock::time_point since_{};

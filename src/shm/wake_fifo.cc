@@ -1,11 +1,14 @@
 #include "shm/wake_fifo.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
 namespace tagwire::shm {
@@ -74,8 +77,31 @@ WakeTarget::~WakeTarget() {
 void WakeTarget::notify() {
   if (fd_ < 0) fd_ = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) return;  // gone: the receiver finalized; its next look finds the data
+  // The receiver holds the only read end: once it has died, a write to the
+  // FIFO raises SIGPIPE, whose default action killed the *sender* (a
+  // survivor of tests/mpi/kill_random.c died of "Broken pipe"). A FIFO
+  // takes no MSG_NOSIGNAL, so SIGPIPE is blocked around the write and the
+  // one this write raised is taken back; wakes are rare (a sleeping
+  // receiver), the three extra system calls do not matter.
+  sigset_t pipe_only;
+  sigset_t before;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigset_t pending;
+  sigpending(&pending);
+  const bool already_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
   const char byte = 1;
-  (void)!::write(fd_, &byte, 1);
+  if (::write(fd_, &byte, 1) < 0 && errno == EPIPE) {
+    if (!already_pending) {
+      const timespec none{};
+      while (::sigtimedwait(&pipe_only, nullptr, &none) < 0 && errno == EINTR) {
+      }
+    }
+    ::close(fd_);  // the next notify's open finds no reader (ENXIO) and returns
+    fd_ = -1;
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
 }  // namespace tagwire::shm
