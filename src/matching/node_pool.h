@@ -19,22 +19,23 @@ class NodePool {
 
   // Returns a slot whose node is default-initialised by the caller.
   std::uint32_t allocate() {
-    if (free_.empty()) grow();
-    std::uint32_t slot = free_.back();
-    free_.pop_back();
+    if (free_count_ == 0) grow();
     ++live_;
-    return slot;
+    return free_[--free_count_];
   }
 
   // The slot the next allocate() returns (growing the pool if it must),
   // for a caller that names a node before it makes it.
   std::uint32_t next() {
-    if (free_.empty()) grow();
-    return free_.back();
+    if (free_count_ == 0) grow();
+    return free_[free_count_ - 1];
   }
 
+  // The free stack has room for every slot the pool has, so a release is
+  // a store, with no capacity check: vector::push_back was an out-of-line
+  // call of ~21 instructions per matched 8-byte message.
   void release(std::uint32_t slot) {
-    free_.push_back(slot);
+    free_[free_count_++] = slot;
     --live_;
   }
 
@@ -50,13 +51,14 @@ class NodePool {
   [[gnu::noinline]] void grow() {
     auto base = static_cast<std::uint32_t>(chunks_.size() * kChunkSize);
     chunks_.push_back(std::make_unique<Node[]>(kChunkSize));
-    free_.reserve(free_.size() + kChunkSize);
-    // Push in reverse so the lowest slot is handed out first.
-    for (std::uint32_t i = kChunkSize; i-- > 0;) free_.push_back(base + i);
+    free_.resize(chunks_.size() * kChunkSize);
+    // In reverse so the lowest slot is handed out first.
+    for (std::uint32_t i = kChunkSize; i-- > 0;) free_[free_count_++] = base + i;
   }
 
   std::vector<std::unique_ptr<Node[]>> chunks_;
-  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> free_;  // a stack of free slots, free_count_ deep
+  std::size_t free_count_ = 0;
   std::size_t live_ = 0;
 };
 
