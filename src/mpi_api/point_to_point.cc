@@ -280,10 +280,6 @@ void set_empty(MPI_Status* status) {
   status->tagwire_count = 0;
 }
 
-MPI_Status* status_at(MPI_Status* statuses, int i) {
-  return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-}
-
 // Numbers each list of requests handed to the engine at once, for
 // Request::listed_in.
 std::uint64_t next_list() {
@@ -337,6 +333,40 @@ bool waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[], int
                        MPI_ERR_IN_STATUS)
                     : MPI_SUCCESS;
   return true;
+}
+
+// MPI_Testsome's work, for MPI_Waitsome too (`function`: which one). Every
+// request that completed is counted and handed back, failed ones included:
+// a failure is MPI_ERR_IN_STATUS with each completed request's class in
+// its status (MPI-3.1 §3.7.5), not the first failure's own code returned
+// with the rest of the list left unreported and *outcount half made.
+int test_some(const char* function, int incount, MPI_Request requests[], int* outcount,
+              int indices[], MPI_Status statuses[]) {
+  bool any_active = false;
+  bool failed = false;
+  int completed = 0;
+  for (int i = 0; i < incount; ++i) {
+    if (!active(requests[i])) continue;
+    any_active = true;
+    int done = 0;
+    MPI_Status local;
+    MPI_Status* out = statuses == MPI_STATUSES_IGNORE ? &local : &statuses[completed];
+    Status s = complete_status(&requests[i], false, &done, out);
+    if (!done) {
+      if (s.is_ok()) continue;
+      *outcount = completed;  // the test itself failed: nothing more completes
+      return report(MPI_COMM_WORLD, function, s);
+    }
+    indices[completed++] = i;
+    out->MPI_ERROR = s.is_ok() ? MPI_SUCCESS : error_class(s);
+    failed = failed || !s.is_ok();
+  }
+  *outcount = any_active ? completed : MPI_UNDEFINED;
+  if (!failed) return MPI_SUCCESS;
+  // Aborts under MPI_ERRORS_ARE_FATAL; otherwise the statuses say which.
+  report(MPI_COMM_WORLD, function,
+         {ErrorCode::kInvalidArgument, "one or more requests failed (see the statuses)"});
+  return MPI_ERR_IN_STATUS;
 }
 
 }  // namespace
@@ -730,24 +760,13 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-  bool any_active = false;
-  *outcount = 0;
-  for (int i = 0; i < incount; ++i) {
-    if (!active(requests[i])) continue;
-    any_active = true;
-    int done = 0;
-    int rc = complete_one(__func__, &requests[i], false, &done, status_at(statuses, *outcount));
-    if (rc != MPI_SUCCESS) return rc;
-    if (done) indices[(*outcount)++] = i;
-  }
-  if (!any_active) *outcount = MPI_UNDEFINED;
-  return MPI_SUCCESS;
+  return test_some(__func__, incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
   for (;;) {
-    int rc = MPI_Testsome(incount, requests, outcount, indices, statuses);
+    int rc = test_some(__func__, incount, requests, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) return rc;
     state().engine->progress();
   }

@@ -344,6 +344,41 @@ int main(int argc, char** argv) {
   CHECK(twice_st[0].MPI_ERROR == MPI_SUCCESS && got == left);
   CHECK(twice_st[1].MPI_ERROR == MPI_ERR_REQUEST);
   CHECK(twice[0] == MPI_REQUEST_NULL);
+  /* A truncated receive in MPI_Waitsome / MPI_Testsome: the call that
+   * completes it returns MPI_ERR_IN_STATUS once, every completed request is
+   * counted and indexed, and each status holds its own class (the whole
+   * receive: MPI_SUCCESS; the truncated one: MPI_ERR_TRUNCATE). */
+  for (int use_test = 0; use_test < 2; ++use_test) {
+    const int whole_tag = 11 + 2 * use_test, cut_tag = whole_tag + 1;
+    int whole[2] = {-1, -1}, cut = -1;
+    MPI_Request some[2];
+    CHECK(MPI_Irecv(whole, 2, MPI_INT, left, whole_tag, MPI_COMM_WORLD, &some[0]) == MPI_SUCCESS);
+    CHECK(MPI_Irecv(&cut, 1, MPI_INT, left, cut_tag, MPI_COMM_WORLD, &some[1]) == MPI_SUCCESS);
+    const int pair[2] = {token, token};
+    CHECK(MPI_Send(pair, 2, MPI_INT, right, whole_tag, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Send(pair, 2, MPI_INT, right, cut_tag, MPI_COMM_WORLD) == MPI_SUCCESS);
+    int class_of[2] = {-1, -1}, in_status = 0, completed = 0, bad_outcount = 0;
+    while (completed < 2) {
+      int outcount = -7, indices[2] = {-1, -1};
+      MPI_Status some_st[2];
+      int rc = use_test ? MPI_Testsome(2, some, &outcount, indices, some_st)
+                        : MPI_Waitsome(2, some, &outcount, indices, some_st);
+      if (outcount < 0 || outcount > 2 || (!use_test && outcount == 0)) {
+        ++bad_outcount;
+        break;
+      }
+      if (rc == MPI_ERR_IN_STATUS) ++in_status;
+      for (int k = 0; k < outcount; ++k) {
+        if (indices[k] == 0 || indices[k] == 1) class_of[indices[k]] = some_st[k].MPI_ERROR;
+      }
+      completed += outcount;
+    }
+    CHECK(bad_outcount == 0 && completed == 2);
+    CHECK(in_status == 1);
+    CHECK(class_of[0] == MPI_SUCCESS && whole[0] == left && whole[1] == left);
+    CHECK(class_of[1] == MPI_ERR_TRUNCATE);
+    CHECK(some[0] == MPI_REQUEST_NULL && some[1] == MPI_REQUEST_NULL);
+  }
   MPI_Type_free(&uncommitted);
   MPI_Type_free(&big_type);
   if (rank == 0) printf("bad input: %d rows tried\n", n);
