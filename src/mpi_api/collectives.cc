@@ -325,9 +325,23 @@ Result<Neighbors> neighbors_of(MPI_Comm comm, int tag) {
     n.send_tags.assign(n.destinations.size(), tag);
     return n;
   }
+  if (entry != nullptr && entry->graph) {
+    // MPI-3.1 §7.6: on a graph, both ways are the rank's neighbours in
+    // MPI_Graph_neighbors' order (the standard asks for a symmetric graph).
+    const auto& g = *entry->graph;
+    const int me = (*comm_of(comm))->rank();
+    const int first = me == 0 ? 0 : g.index[static_cast<std::size_t>(me) - 1];
+    n.sources.assign(g.edges.begin() + first,
+                     g.edges.begin() + g.index[static_cast<std::size_t>(me)]);
+    n.destinations = n.sources;
+    n.receive_tags.assign(n.sources.size(), tag);
+    n.send_tags.assign(n.destinations.size(), tag);
+    return n;
+  }
   if (entry == nullptr || !entry->cart) {
     return Status(ErrorCode::kInvalidTopology,
-                  "a neighborhood collective needs a Cartesian or distributed graph topology");
+                  "a neighborhood collective needs a Cartesian, graph or distributed graph "
+                  "topology");
   }
   for (int d = 0; d < static_cast<int>(entry->cart->dims.size()); ++d) {
     int below = MPI_PROC_NULL, above = MPI_PROC_NULL;

@@ -28,6 +28,7 @@ Result<MPI_Comm> add_duplicate(MPI_Comm parent, engine::Communicator* dup) {
   if (const CommEntry* from = find_comm(parent); from != nullptr) {
     find_comm(made)->cart = from->cart;  // a duplicate keeps the topology
     find_comm(made)->dist_graph = from->dist_graph;
+    find_comm(made)->graph = from->graph;
   }
   Status copied = copy_attributes(parent, *find_comm(made));
   if (!copied.is_ok()) {

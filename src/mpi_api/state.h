@@ -42,6 +42,13 @@ struct CommEntry {
     bool weighted = false;
   };
   std::optional<DistGraph> dist_graph;
+  // A graph (MPI_Graph_create; MPI_Comm_dup keeps it): every node's
+  // adjacency, as the MPI-1 calls give it (index[i]: the edges of nodes
+  // 0 .. i together).
+  struct Graph {
+    std::vector<int> index, edges;
+  };
+  std::optional<Graph> graph;
   // Nonblocking collectives started on it: each takes a block of tags by
   // this count, the same at every rank (collectives.cc).
   std::uint32_t nonblocking_collectives = 0;

@@ -1,10 +1,11 @@
 // Process topologies (MPI-3.1 §7.5): MPI_Dims_create, MPI_Cart_create and
-// the calls that read one, MPI_Cart_sub, distributed graphs given by each
-// rank's adjacency (MPI_Dist_graph_create_adjacent and its queries),
-// MPI_Topo_test. A topology communicator is an ordinary one (a split of the
-// old, `reorder` ignored: ranks keep their order) with its topology in its
-// CommEntry. The general MPI_Dist_graph_create and the old graph calls are
-// not here (README).
+// the calls that read one, MPI_Cart_sub, MPI_Cart_map, graphs (MPI-1's
+// MPI_Graph_create, its queries and MPI_Graph_map), distributed graphs given
+// by each rank's adjacency (MPI_Dist_graph_create_adjacent and its
+// queries), MPI_Topo_test. A topology communicator is an ordinary one (a
+// split of the old, `reorder` ignored: ranks keep their order, which the
+// map calls say too) with its topology in its CommEntry. The general
+// MPI_Dist_graph_create is not here (README).
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -40,6 +41,54 @@ Result<const CommEntry::Cartesian*> cart_of(MPI_Comm comm) {
 
 Result<const CommEntry::DistGraph*> dist_graph_of(MPI_Comm comm) {
   return topology_of(comm, &CommEntry::dist_graph, "distributed graph");
+}
+
+Result<const CommEntry::Graph*> graph_of(MPI_Comm comm) {
+  return topology_of(comm, &CommEntry::graph, "graph topology");
+}
+
+// MPI_Graph_create's and MPI_Graph_map's arguments: index non-decreasing
+// from 0, every edge a node of the graph.
+Status check_graph(int nnodes, const int index[], const int edges[], int ranks) {
+  if (nnodes < 0) return dims_error("nnodes " + std::to_string(nnodes) + " is negative");
+  if (nnodes > ranks) {
+    return dims_error("the graph has " + std::to_string(nnodes) +
+                      " nodes, more than the communicator's " + std::to_string(ranks) + " ranks");
+  }
+  if (nnodes > 0 && index == nullptr) return {ErrorCode::kInvalidArgument, "index is NULL"};
+  int before = 0;
+  for (int i = 0; i < nnodes; ++i) {
+    if (index[i] < before) {
+      return {ErrorCode::kInvalidArgument, "index[" + std::to_string(i) +
+                                               "] = " + std::to_string(index[i]) +
+                                               " is below index[" + std::to_string(i - 1) + "]"};
+    }
+    before = index[i];
+  }
+  if (before > 0 && edges == nullptr) return {ErrorCode::kInvalidArgument, "edges is NULL"};
+  for (int e = 0; e < before; ++e) {
+    if (edges[e] < 0 || edges[e] >= nnodes) {
+      return {ErrorCode::kInvalidRank,
+              "edges[" + std::to_string(e) + "] = " + std::to_string(edges[e]) +
+                  " is not a node of a " + std::to_string(nnodes) + "-node graph"};
+    }
+  }
+  return Status::ok();
+}
+
+// A node of `g` named by the caller, or MPI_ERR_RANK.
+Status check_node(const CommEntry::Graph& g, int rank) {
+  if (rank < 0 || rank >= static_cast<int>(g.index.size())) {
+    return {ErrorCode::kInvalidRank, "rank " + std::to_string(rank) + " is not a node of a " +
+                                         std::to_string(g.index.size()) + "-node graph"};
+  }
+  return Status::ok();
+}
+
+// Node `rank`'s edges in g.edges: [first, end).
+std::pair<int, int> edges_of(const CommEntry::Graph& g, int rank) {
+  const auto r = static_cast<std::size_t>(rank);
+  return {r == 0 ? 0 : g.index[r - 1], g.index[r]};
 }
 
 // Row-major: the last dimension varies fastest.
@@ -279,11 +328,95 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   return make_topology(comm, *c, color, key, &CommEntry::cart, std::move(sub), newcomm);
 }
 
+// Where this rank would be in a grid of `dims`: ranks keep their order, so
+// its own rank, or MPI_UNDEFINED beyond the grid's nodes.
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
+  (void)periods;  // the order does not depend on them
+  auto c = intra_of(comm, "Cartesian topology");
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, check_dims(ndims, dims));
+  long long nodes = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0) TW_MPI_TRY(comm, dims_error("dims[" + std::to_string(i) + "] <= 0"));
+    nodes *= dims[i];
+    if (nodes > (*c)->size()) {
+      TW_MPI_TRY(comm, dims_error("the grid has more nodes than the communicator's " +
+                                  std::to_string((*c)->size()) + " ranks"));
+    }
+  }
+  *newrank = (*c)->rank() < nodes ? (*c)->rank() : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm* comm_graph) {
+  (void)reorder;  // ranks keep their order: a valid choice of the standard's
+  auto c = intra_of(comm_old, "graph topology");
+  TW_MPI_TRY(comm_old, c.status());
+  if (comm_graph == nullptr) {
+    TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "comm_graph is NULL"));
+  }
+  TW_MPI_TRY(comm_old, check_graph(nnodes, index, edges, (*c)->size()));
+  CommEntry::Graph graph;
+  graph.index.assign(index, index + nnodes);
+  if (nnodes > 0) graph.edges.assign(edges, edges + index[nnodes - 1]);
+  const int me = (*c)->rank();
+  return make_topology(comm_old, *c, me < nnodes ? 0 : MPI_UNDEFINED, me, &CommEntry::graph,
+                       std::move(graph), comm_graph);
+}
+
+int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+  auto graph = graph_of(comm);
+  TW_MPI_TRY(comm, graph.status());
+  *nnodes = static_cast<int>((*graph)->index.size());
+  *nedges = static_cast<int>((*graph)->edges.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+  auto graph = graph_of(comm);
+  TW_MPI_TRY(comm, graph.status());
+  const auto& g = **graph;
+  // As much as the caller has room for.
+  std::copy_n(g.index.begin(), std::clamp(maxindex, 0, static_cast<int>(g.index.size())), index);
+  std::copy_n(g.edges.begin(), std::clamp(maxedges, 0, static_cast<int>(g.edges.size())), edges);
+  return MPI_SUCCESS;
+}
+
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+  auto graph = graph_of(comm);
+  TW_MPI_TRY(comm, graph.status());
+  TW_MPI_TRY(comm, check_node(**graph, rank));
+  const auto [first, end] = edges_of(**graph, rank);
+  *nneighbors = end - first;
+  return MPI_SUCCESS;
+}
+
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+  auto graph = graph_of(comm);
+  TW_MPI_TRY(comm, graph.status());
+  TW_MPI_TRY(comm, check_node(**graph, rank));
+  const auto [first, end] = edges_of(**graph, rank);
+  const int n = std::clamp(maxneighbors, 0, end - first);
+  std::copy_n((*graph)->edges.begin() + first, n, neighbors);
+  return MPI_SUCCESS;
+}
+
+// As MPI_Cart_map: ranks keep their order.
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
+  auto c = intra_of(comm, "graph topology");
+  TW_MPI_TRY(comm, c.status());
+  TW_MPI_TRY(comm, check_graph(nnodes, index, edges, (*c)->size()));
+  *newrank = (*c)->rank() < nnodes ? (*c)->rank() : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
 int MPI_Topo_test(MPI_Comm comm, int* status) {
   TW_MPI_TRY(comm, comm_of(comm).status());
   const CommEntry* entry = find_comm(comm);
   *status = entry == nullptr    ? MPI_UNDEFINED
             : entry->cart       ? MPI_CART
+            : entry->graph      ? MPI_GRAPH
             : entry->dist_graph ? MPI_DIST_GRAPH
                                 : MPI_UNDEFINED;
   return MPI_SUCCESS;

@@ -1,4 +1,4 @@
-/* Cartesian topologies, MPI_Dims_create, MPI_Comm_split_type and
+/* Cartesian and graph topologies, MPI_Dims_create, MPI_Comm_split_type and
  * MPI_Alltoallw through mpi.h, as a stencil code calls them (issue 28).
  * Last line from rank 0: "topologies: N checks passed on rank 0, N failed in all". */
 #include <mpi.h>
@@ -267,6 +267,70 @@ int main(int argc, char** argv) {
   MPI_Comm none;
   CHECK(tw_class(MPI_Cart_create(MPI_COMM_WORLD, 1, too_big, per1, 0, &none)) == MPI_ERR_DIMS);
   CHECK(tw_class(MPI_Comm_split_type(MPI_COMM_WORLD, 99, 0, MPI_INFO_NULL, &none)) == MPI_ERR_ARG);
+  /* Graphs (MPI-1): a ring of every rank but the last (so one rank is left
+   * out), each node's neighbours left then right; its queries, a neighbour
+   * allgather over it, the map calls, and bad graphs refused. */
+  {
+    const int nodes = size > 1 ? size - 1 : 1;
+    int* index = malloc(sizeof(int) * (size_t)nodes);
+    int* edges = malloc(sizeof(int) * 2 * (size_t)nodes);
+    for (int i = 0; i < nodes; ++i) {
+      index[i] = 2 * (i + 1);
+      edges[2 * i] = (i + nodes - 1) % nodes;
+      edges[2 * i + 1] = (i + 1) % nodes;
+    }
+    int mapped = -2;
+    CHECK(MPI_Graph_map(MPI_COMM_WORLD, nodes, index, edges, &mapped) == MPI_SUCCESS);
+    CHECK(mapped == (rank < nodes ? rank : MPI_UNDEFINED));
+    MPI_Comm graph;
+    CHECK(MPI_Graph_create(MPI_COMM_WORLD, nodes, index, edges, 1, &graph) == MPI_SUCCESS);
+    CHECK((graph == MPI_COMM_NULL) == (rank >= nodes));
+    if (graph != MPI_COMM_NULL) {
+      int status = -1, nn = -1, ne = -1, count = -1, me = -1;
+      MPI_Comm_rank(graph, &me);
+      CHECK(me == rank);
+      CHECK(MPI_Topo_test(graph, &status) == MPI_SUCCESS && status == MPI_GRAPH);
+      CHECK(MPI_Graphdims_get(graph, &nn, &ne) == MPI_SUCCESS && nn == nodes && ne == 2 * nodes);
+      int* index_back = malloc(sizeof(int) * (size_t)nodes);
+      int* edges_back = malloc(sizeof(int) * 2 * (size_t)nodes);
+      CHECK(MPI_Graph_get(graph, nodes, 2 * nodes, index_back, edges_back) == MPI_SUCCESS);
+      CHECK(memcmp(index_back, index, sizeof(int) * (size_t)nodes) == 0);
+      CHECK(memcmp(edges_back, edges, sizeof(int) * 2 * (size_t)nodes) == 0);
+      const int last = nodes - 1;
+      CHECK(MPI_Graph_neighbors_count(graph, last, &count) == MPI_SUCCESS && count == 2);
+      int nb[2] = {-1, -1};
+      CHECK(MPI_Graph_neighbors(graph, last, 2, nb) == MPI_SUCCESS);
+      CHECK(nb[0] == (last + nodes - 1) % nodes && nb[1] == 0 % nodes);
+      /* Neighbours in MPI_Graph_neighbors' order: left's rank, then right's. */
+      int mine = 100 + rank, got[2] = {-1, -1};
+      CHECK(MPI_Neighbor_allgather(&mine, 1, MPI_INT, got, 1, MPI_INT, graph) == MPI_SUCCESS);
+      CHECK(got[0] == 100 + (rank + nodes - 1) % nodes && got[1] == 100 + (rank + 1) % nodes);
+      MPI_Comm graph_dup;
+      CHECK(MPI_Comm_dup(graph, &graph_dup) == MPI_SUCCESS);
+      CHECK(MPI_Topo_test(graph_dup, &status) == MPI_SUCCESS && status == MPI_GRAPH);
+      CHECK(tw_class(MPI_Graph_neighbors(graph, nodes, 2, nb)) == MPI_ERR_RANK);
+      CHECK(tw_class(MPI_Cartdim_get(graph, &nn)) == MPI_ERR_TOPOLOGY);
+      MPI_Comm_free(&graph_dup);
+      MPI_Comm_free(&graph);
+      free(index_back), free(edges_back);
+    }
+    int cart_rank = -2, dims1[1] = {nodes}, per0[1] = {1};
+    CHECK(MPI_Cart_map(MPI_COMM_WORLD, 1, dims1, per0, &cart_rank) == MPI_SUCCESS);
+    CHECK(cart_rank == (rank < nodes ? rank : MPI_UNDEFINED));
+    CHECK(tw_class(MPI_Graphdims_get(MPI_COMM_WORLD, &mapped, &mapped)) == MPI_ERR_TOPOLOGY);
+    MPI_Comm none3;
+    edges[0] = nodes; /* not a node */
+    CHECK(tw_class(MPI_Graph_create(MPI_COMM_WORLD, nodes, index, edges, 0, &none3)) ==
+          MPI_ERR_RANK);
+    edges[0] = 0;
+    CHECK(tw_class(MPI_Graph_create(MPI_COMM_WORLD, size + 1, index, edges, 0, &none3)) ==
+          MPI_ERR_DIMS);
+    if (nodes > 1) {
+      index[1] = index[0] - 1; /* decreasing */
+      CHECK(tw_class(MPI_Graph_map(MPI_COMM_WORLD, nodes, index, edges, &mapped)) == MPI_ERR_ARG);
+    }
+    free(index), free(edges);
+  }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
   free(sc), free(sd), free(rc), free(rd), free(st), free(rt), free(sbuf), free(rbuf);
