@@ -1,11 +1,12 @@
 // Process topologies (MPI-3.1 §7.5): MPI_Dims_create, MPI_Cart_create and
 // the calls that read one, MPI_Cart_sub, MPI_Cart_map, graphs (MPI-1's
 // MPI_Graph_create, its queries and MPI_Graph_map), distributed graphs given
-// by each rank's adjacency (MPI_Dist_graph_create_adjacent and its
-// queries), MPI_Topo_test. A topology communicator is an ordinary one (a
+// by each rank's adjacency or by any rank's edges
+// (MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create) and their
+// queries, MPI_Topo_test. A topology communicator is an ordinary one (a
 // split of the old, `reorder` ignored: ranks keep their order, which the
-// map calls say too) with its topology in its CommEntry. The general
-// MPI_Dist_graph_create is not here (README).
+// map calls say too) with its topology in its CommEntry; the general
+// MPI_Dist_graph_create first sends each edge to both of its ends.
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -472,6 +473,97 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                             &graph.source_weights));
   TW_MPI_TRY(comm_old, take("destination", outdegree, destinations, destweights,
                             &graph.destinations, &graph.dest_weights));
+  return make_topology(comm_old, *c, 0, (*c)->rank(), &CommEntry::dist_graph, std::move(graph),
+                       comm_dist_graph);
+}
+
+// The general form: any rank may name any edge. Each edge goes to both
+// its ends (an out-edge to its source, an in-edge to its destination) in
+// one all-to-all; a rank's edges are then in the order of the ranks that
+// named them, and each rank's in the order it gave them (MPI_Dist_graph_neighbors
+// and the neighborhood collectives use that order).
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm* comm_dist_graph) {
+  (void)info;     // hints only
+  (void)reorder;  // ranks keep their order: a valid choice of the standard's
+  auto c = intra_of(comm_old, "graph topology");
+  TW_MPI_TRY(comm_old, c.status());
+  if (comm_dist_graph == nullptr) {
+    TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "comm_dist_graph is NULL"));
+  }
+  if (n < 0) {
+    TW_MPI_TRY(comm_old,
+               Status(ErrorCode::kInvalidArgument, "n = " + std::to_string(n) + " is negative"));
+  }
+  if (n > 0 && (sources == nullptr || degrees == nullptr)) {
+    TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "sources or degrees is NULL"));
+  }
+  const int size = (*c)->size();
+  const bool weighted = weights != MPI_UNWEIGHTED;
+  auto out_of_range = [&](const char* what, int r) {
+    return Status(ErrorCode::kInvalidRank, std::string(what) + " " + std::to_string(r) +
+                                               " is outside a communicator of size " +
+                                               std::to_string(size));
+  };
+  // Per peer: (kind, other end, weight) triples; kind 0 = the peer's
+  // out-edge, 1 = its in-edge.
+  std::vector<std::vector<int>> to(static_cast<std::size_t>(size));
+  int edge = 0;
+  for (int i = 0; i < n; ++i) {
+    if (sources[i] < 0 || sources[i] >= size)
+      TW_MPI_TRY(comm_old, out_of_range("source", sources[i]));
+    if (degrees[i] < 0) {
+      TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument,
+                                  "degrees[" + std::to_string(i) + "] is negative"));
+    }
+    if (degrees[i] > 0 && destinations == nullptr) {
+      TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "destinations is NULL"));
+    }
+    if (weighted && degrees[i] > 0 && (weights == nullptr || weights == MPI_WEIGHTS_EMPTY)) {
+      TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "weights are missing"));
+    }
+    for (int k = 0; k < degrees[i]; ++k, ++edge) {
+      const int d = destinations[edge];
+      if (d < 0 || d >= size) TW_MPI_TRY(comm_old, out_of_range("destination", d));
+      const int w = weighted ? weights[edge] : 0;
+      if (w < 0) {
+        TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument,
+                                    "weight " + std::to_string(w) + " is negative"));
+      }
+      auto& at_source = to[static_cast<std::size_t>(sources[i])];
+      at_source.insert(at_source.end(), {0, d, w});
+      auto& at_destination = to[static_cast<std::size_t>(d)];
+      at_destination.insert(at_destination.end(), {1, sources[i], w});
+    }
+  }
+  std::vector<int> send_counts(static_cast<std::size_t>(size)), send_displs(send_counts.size());
+  std::vector<int> flat;
+  for (std::size_t r = 0; r < to.size(); ++r) {
+    send_displs[r] = static_cast<int>(flat.size());
+    send_counts[r] = static_cast<int>(to[r].size());
+    flat.insert(flat.end(), to[r].begin(), to[r].end());
+  }
+  std::vector<int> receive_counts(send_counts.size()), receive_displs(send_counts.size());
+  int rc =
+      PMPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm_old);
+  if (rc != MPI_SUCCESS) return rc;
+  int total = 0;
+  for (std::size_t r = 0; r < receive_counts.size(); ++r) {
+    receive_displs[r] = total;
+    total += receive_counts[r];
+  }
+  std::vector<int> mine(static_cast<std::size_t>(total));
+  rc = PMPI_Alltoallv(flat.data(), send_counts.data(), send_displs.data(), MPI_INT, mine.data(),
+                      receive_counts.data(), receive_displs.data(), MPI_INT, comm_old);
+  if (rc != MPI_SUCCESS) return rc;
+  CommEntry::DistGraph graph;
+  graph.weighted = weighted;
+  for (std::size_t i = 0; i + 2 < mine.size(); i += 3) {
+    const bool in = mine[i] == 1;
+    (in ? graph.sources : graph.destinations).push_back(mine[i + 1]);
+    if (weighted) (in ? graph.source_weights : graph.dest_weights).push_back(mine[i + 2]);
+  }
   return make_topology(comm_old, *c, 0, (*c)->rank(), &CommEntry::dist_graph, std::move(graph),
                        comm_dist_graph);
 }

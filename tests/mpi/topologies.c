@@ -331,6 +331,46 @@ int main(int argc, char** argv) {
     }
     free(index), free(edges);
   }
+  /* The general MPI_Dist_graph_create: the ring left -> me -> right, named
+   * once by each edge's source (weighted) and once all by rank 0
+   * (unweighted); both give every rank the same neighbours. */
+  for (int by_root = 0; by_root < 2; ++by_root) {
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int* srcs = malloc(sizeof(int) * (size_t)size);
+    int* degs = malloc(sizeof(int) * (size_t)size);
+    int* dsts = malloc(sizeof(int) * (size_t)size);
+    int n = 0;
+    int weight = 10 + rank;
+    if (!by_root) {
+      srcs[0] = rank, degs[0] = 1, dsts[0] = right, n = 1;
+    } else if (rank == 0) {
+      for (int k = 0; k < size; ++k) srcs[k] = k, degs[k] = 1, dsts[k] = (k + 1) % size;
+      n = size;
+    }
+    MPI_Comm dg;
+    CHECK(MPI_Dist_graph_create(MPI_COMM_WORLD, n, srcs, degs, dsts,
+                                by_root ? MPI_UNWEIGHTED : &weight, MPI_INFO_NULL, 0,
+                                &dg) == MPI_SUCCESS);
+    int indeg = -1, outdeg = -1, weighted = -1, status = -1;
+    CHECK(MPI_Topo_test(dg, &status) == MPI_SUCCESS && status == MPI_DIST_GRAPH);
+    CHECK(MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &weighted) == MPI_SUCCESS);
+    CHECK(indeg == 1 && outdeg == 1 && weighted == !by_root);
+    int from = -1, from_w = -1, toward = -1, toward_w = -1;
+    CHECK(MPI_Dist_graph_neighbors(dg, 1, &from, &from_w, 1, &toward, &toward_w) == MPI_SUCCESS);
+    CHECK(from == left && toward == right);
+    if (!by_root) CHECK(from_w == 10 + left && toward_w == 10 + rank);
+    int mine = 100 + rank, got = -1;
+    CHECK(MPI_Neighbor_allgather(&mine, 1, MPI_INT, &got, 1, MPI_INT, dg) == MPI_SUCCESS);
+    CHECK(got == 100 + left);
+    MPI_Comm_free(&dg);
+    free(srcs), free(degs), free(dsts);
+  }
+  {
+    const int bad_src[1] = {size}, one[1] = {1}, zero[1] = {0};
+    MPI_Comm none4;
+    CHECK(tw_class(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, bad_src, one, zero, MPI_UNWEIGHTED,
+                                         MPI_INFO_NULL, 0, &none4)) == MPI_ERR_RANK);
+  }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
   free(sc), free(sd), free(rc), free(rd), free(st), free(rt), free(sbuf), free(rbuf);
