@@ -69,9 +69,28 @@ bool predefined(int keyval, void* attribute_val) {
 
 namespace tagwire::mpi {
 
+namespace {
+
+// An attribute's value set (or set again) on `entry`: it becomes the last set.
+void set_attribute(CommEntry& entry, int keyval, void* value) {
+  std::erase(entry.attribute_order, keyval);
+  entry.attribute_order.push_back(keyval);
+  entry.attributes[keyval] = value;
+}
+
+void erase_attribute(CommEntry& entry, int keyval) {
+  std::erase(entry.attribute_order, keyval);
+  entry.attributes.erase(keyval);
+}
+
+}  // namespace
+
 Status copy_attributes(MPI_Comm from, CommEntry& to) {
-  const auto attributes = find_comm(from)->attributes;  // a callback may change the original
-  for (const auto& [keyval, value] : attributes) {
+  const CommEntry& parent = *find_comm(from);
+  const auto attributes = parent.attributes;  // a callback may change the original
+  const auto order = parent.attribute_order;  // the duplicate sets them in the same order
+  for (const int keyval : order) {
+    void* value = attributes.at(keyval);
     Keyval* k = state().keyvals.find(keyval);
     if (k == nullptr || k->copy == nullptr) continue;
     void* copied = nullptr;
@@ -82,18 +101,17 @@ Status copy_attributes(MPI_Comm from, CommEntry& to) {
                                                std::to_string(keyval) + " returned " +
                                                std::to_string(rc)};
     }
-    if (flag != 0) to.attributes[keyval] = copied;
+    if (flag != 0) set_attribute(to, keyval, copied);
   }
   return Status::ok();
 }
 
 Status delete_attributes(MPI_Comm comm) {
   CommEntry* entry = find_comm(comm);
-  while (!entry->attributes.empty()) {
-    auto it = entry->attributes.begin();
-    const int keyval = it->first;
-    void* value = it->second;
-    entry->attributes.erase(it);
+  while (!entry->attribute_order.empty()) {
+    const int keyval = entry->attribute_order.back();  // the last set goes first
+    void* value = entry->attributes.at(keyval);
+    erase_attribute(*entry, keyval);
     Keyval* k = state().keyvals.find(keyval);
     if (k == nullptr || k->erase == nullptr) continue;
     const int rc = k->erase(comm, keyval, value, k->extra_state);
@@ -154,7 +172,7 @@ int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
       if (rc != MPI_SUCCESS) return rc;
     }
   }
-  entry->attributes[keyval] = attribute_val;
+  set_attribute(*entry, keyval, attribute_val);
   return MPI_SUCCESS;
 }
 
@@ -195,7 +213,7 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
     const int rc = (*k)->erase(comm, keyval, value, (*k)->extra_state);
     if (rc != MPI_SUCCESS) return rc;
   }
-  entry->attributes.erase(keyval);
+  erase_attribute(*entry, keyval);
   return MPI_SUCCESS;
 }
 

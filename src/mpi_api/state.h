@@ -28,6 +28,10 @@ struct CommEntry {
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::string name;
   std::map<int, void*> attributes;  // user keyval -> value
+  // The keys of `attributes`, in the order their values were set: they are
+  // deleted last-set first (MPI-3.1 §8.7.1 asks it of MPI_COMM_SELF's at
+  // MPI_Finalize, which tools use as an at-exit list).
+  std::vector<int> attribute_order;
   // A Cartesian topology (MPI_Cart_create, MPI_Cart_sub; MPI_Comm_dup
   // keeps it): the grid's sizes and periodicity, row-major ranks.
   struct Cartesian {

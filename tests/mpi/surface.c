@@ -138,12 +138,14 @@ static int delete_fn(MPI_Comm comm, int keyval, void* value, void* extra) {
   return MPI_SUCCESS;
 }
 
-static int self_deleted;
+/* MPI_COMM_SELF's attributes at MPI_Finalize: the values, in the order
+ * their delete callbacks ran. */
+static int self_deleted[4], self_deletes;
 static int self_delete_fn(MPI_Comm comm, int keyval, void* value, void* extra) {
   (void)keyval;
-  (void)value;
   (void)extra;
-  self_deleted = comm == MPI_COMM_SELF;
+  if (comm == MPI_COMM_SELF && self_deletes < 4) self_deleted[self_deletes] = (int)(intptr_t)value;
+  ++self_deletes;
   return MPI_SUCCESS;
 }
 
@@ -201,11 +203,17 @@ static void attributes(void) {
   MPI_Comm_free_keyval(&plain);
   CHECK(tw_class(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL)) == MPI_ERR_KEYVAL);
 
-  /* MPI_COMM_SELF's attributes are deleted at MPI_Finalize (checked by
-   * the line printed after it, in main). */
-  int self_key;
+  /* MPI_COMM_SELF's attributes are deleted at MPI_Finalize, the last set
+   * first (MPI-3.1 §8.7.1; checked in main, after it): keys made in the
+   * order self_key, later, latest, values set 1, then 3 on latest, then 2
+   * on later, so the deletes must see 2, 3, 1 (not the keys' order). */
+  int self_key, later, latest;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &self_key, NULL);
-  MPI_Comm_set_attr(MPI_COMM_SELF, self_key, NULL);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &later, NULL);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &latest, NULL);
+  MPI_Comm_set_attr(MPI_COMM_SELF, self_key, (void*)(intptr_t)1);
+  MPI_Comm_set_attr(MPI_COMM_SELF, latest, (void*)(intptr_t)3);
+  MPI_Comm_set_attr(MPI_COMM_SELF, later, (void*)(intptr_t)2);
 }
 
 /* -------------------------------------------------------------- info */
@@ -379,8 +387,11 @@ int main(int argc, char** argv) {
   alloc_mem();
   create_group();
   int failures = tw_finish("mpi surface");
-  if (!self_deleted) {
-    fprintf(stderr, "[rank %d] MPI_COMM_SELF's attribute was not deleted at MPI_Finalize\n", rank);
+  if (self_deletes != 3 || self_deleted[0] != 2 || self_deleted[1] != 3 || self_deleted[2] != 1) {
+    fprintf(stderr,
+            "[rank %d] MPI_COMM_SELF's attributes at MPI_Finalize: %d deletes, values %d %d %d "
+            "(want 3: 2 3 1, the last set first)\n",
+            rank, self_deletes, self_deleted[0], self_deleted[1], self_deleted[2]);
     failures = 1;
   }
   return failures != 0;
