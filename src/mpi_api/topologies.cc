@@ -122,6 +122,21 @@ Status check_dims(int ndims, const int dims[]) {
   return Status::ok();
 }
 
+// The nodes of a grid of `dims` (each above 0), at most `ranks` of them.
+Result<int> grid_nodes(int ndims, const int dims[], int ranks) {
+  TAGWIRE_RETURN_IF_ERROR(check_dims(ndims, dims));
+  long long nodes = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0) return dims_error("dims[" + std::to_string(i) + "] <= 0");
+    nodes *= dims[i];
+    if (nodes > ranks) {
+      return dims_error("the grid has more nodes than the communicator's " + std::to_string(ranks) +
+                        " ranks");
+    }
+  }
+  return static_cast<int>(nodes);
+}
+
 // Splits `comm` (ranks 0 .. nodes-1 join, in order, the rest get
 // MPI_COMM_NULL) and gives the new communicator the grid.
 // Splits `comm` (color MPI_UNDEFINED: this rank gets MPI_COMM_NULL) and
@@ -148,6 +163,17 @@ Result<engine::Communicator*> intra_of(MPI_Comm comm, const char* topology) {
   if ((*c)->inter()) {
     return Status(ErrorCode::kInvalidComm,
                   std::string("a ") + topology + " needs an intracommunicator");
+  }
+  return *c;
+}
+
+// What both MPI_Dist_graph_create calls check first: the intracommunicator
+// behind `comm_old`, and somewhere to put the new one.
+Result<engine::Communicator*> dist_graph_base(MPI_Comm comm_old, MPI_Comm* comm_dist_graph) {
+  auto c = intra_of(comm_old, "graph topology");
+  if (!c) return c.status();
+  if (comm_dist_graph == nullptr) {
+    return Status(ErrorCode::kInvalidArgument, "comm_dist_graph is NULL");
   }
   return *c;
 }
@@ -215,20 +241,13 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
   if (ndims > 0 && periods == nullptr) {
     TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "periods is NULL"));
   }
-  long long nodes = 1;
+  auto nodes = grid_nodes(ndims, dims, (*c)->size());
+  TW_MPI_TRY(comm, nodes.status());
   CommEntry::Cartesian cart;
-  for (int i = 0; i < ndims; ++i) {
-    if (dims[i] <= 0) TW_MPI_TRY(comm, dims_error("dims[" + std::to_string(i) + "] <= 0"));
-    nodes *= dims[i];
-    if (nodes > (*c)->size()) {
-      TW_MPI_TRY(comm, dims_error("the grid has more nodes than the communicator's " +
-                                  std::to_string((*c)->size()) + " ranks"));
-    }
-    cart.dims.push_back(dims[i]);
-    cart.periods.push_back(periods[i] != 0 ? 1 : 0);
-  }
+  cart.dims.assign(dims, dims + ndims);
+  for (int i = 0; i < ndims; ++i) cart.periods.push_back(periods[i] != 0 ? 1 : 0);
   const int me = (*c)->rank();
-  return make_topology(comm, *c, me < nodes ? 0 : MPI_UNDEFINED, me, &CommEntry::cart,
+  return make_topology(comm, *c, me < *nodes ? 0 : MPI_UNDEFINED, me, &CommEntry::cart,
                        std::move(cart), comm_cart);
 }
 
@@ -335,17 +354,9 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
   (void)periods;  // the order does not depend on them
   auto c = intra_of(comm, "Cartesian topology");
   TW_MPI_TRY(comm, c.status());
-  TW_MPI_TRY(comm, check_dims(ndims, dims));
-  long long nodes = 1;
-  for (int i = 0; i < ndims; ++i) {
-    if (dims[i] <= 0) TW_MPI_TRY(comm, dims_error("dims[" + std::to_string(i) + "] <= 0"));
-    nodes *= dims[i];
-    if (nodes > (*c)->size()) {
-      TW_MPI_TRY(comm, dims_error("the grid has more nodes than the communicator's " +
-                                  std::to_string((*c)->size()) + " ranks"));
-    }
-  }
-  *newrank = (*c)->rank() < nodes ? (*c)->rank() : MPI_UNDEFINED;
+  auto nodes = grid_nodes(ndims, dims, (*c)->size());
+  TW_MPI_TRY(comm, nodes.status());
+  *newrank = (*c)->rank() < *nodes ? (*c)->rank() : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
 
@@ -429,11 +440,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                                    int reorder, MPI_Comm* comm_dist_graph) {
   (void)info;     // hints only
   (void)reorder;  // ranks keep their order: a valid choice of the standard's
-  auto c = intra_of(comm_old, "graph topology");
+  auto c = dist_graph_base(comm_old, comm_dist_graph);
   TW_MPI_TRY(comm_old, c.status());
-  if (comm_dist_graph == nullptr) {
-    TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "comm_dist_graph is NULL"));
-  }
   // MPI_UNWEIGHTED on either side makes the graph unweighted (the standard
   // asks for both or neither); MPI_WEIGHTS_EMPTY stands for no weights of
   // no edges.
@@ -487,11 +495,8 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
                           MPI_Comm* comm_dist_graph) {
   (void)info;     // hints only
   (void)reorder;  // ranks keep their order: a valid choice of the standard's
-  auto c = intra_of(comm_old, "graph topology");
+  auto c = dist_graph_base(comm_old, comm_dist_graph);
   TW_MPI_TRY(comm_old, c.status());
-  if (comm_dist_graph == nullptr) {
-    TW_MPI_TRY(comm_old, Status(ErrorCode::kInvalidArgument, "comm_dist_graph is NULL"));
-  }
   if (n < 0) {
     TW_MPI_TRY(comm_old,
                Status(ErrorCode::kInvalidArgument, "n = " + std::to_string(n) + " is negative"));
