@@ -33,7 +33,10 @@ WakeFifo::WakeFifo(WakeFifo&& other) noexcept
 
 WakeFifo& WakeFifo::operator=(WakeFifo&& other) noexcept {
   if (this != &other) {
-    this->~WakeFifo();
+    // What the destructor does, without ending path_'s lifetime (assigning
+    // to a destroyed string was a use after free: ASan, wake_fifo_test).
+    unlink();
+    if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
     path_ = std::exchange(other.path_, {});
   }
