@@ -328,11 +328,8 @@ Result<Neighbors> neighbors_of(MPI_Comm comm, int tag) {
   if (entry != nullptr && entry->graph) {
     // MPI-3.1 §7.6: on a graph, both ways are the rank's neighbours in
     // MPI_Graph_neighbors' order (the standard asks for a symmetric graph).
-    const auto& g = *entry->graph;
-    const int me = (*comm_of(comm))->rank();
-    const int first = me == 0 ? 0 : g.index[static_cast<std::size_t>(me) - 1];
-    n.sources.assign(g.edges.begin() + first,
-                     g.edges.begin() + g.index[static_cast<std::size_t>(me)]);
+    const auto mine = entry->graph->neighbors((*comm_of(comm))->rank());
+    n.sources.assign(mine.begin(), mine.end());
     n.destinations = n.sources;
     n.receive_tags.assign(n.sources.size(), tag);
     n.send_tags.assign(n.destinations.size(), tag);

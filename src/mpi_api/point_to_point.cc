@@ -287,6 +287,15 @@ std::uint64_t next_list() {
   return lists.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// A list call some of whose requests failed: MPI_ERR_IN_STATUS, each
+// failed request's class in its status. Reported once, so it aborts under
+// MPI_ERRORS_ARE_FATAL.
+int in_status_error(const char* function) {
+  report(MPI_COMM_WORLD, function,
+         {ErrorCode::kInvalidArgument, "one or more requests failed (see the statuses)"});
+  return MPI_ERR_IN_STATUS;
+}
+
 // MPI_Waitall's common call, as a window test makes it: every handle valid
 // and named once, nothing to unpack. Each status goes from the engine
 // straight into the caller's MPI_Status: no engine status is built,
@@ -327,11 +336,7 @@ bool waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[], int
     if (resolved[i] != nullptr && !persistent[i]) requests[i] = MPI_REQUEST_NULL;
   }
   // As the general path: each failed request's class is in its status.
-  *rc = into.failed ? (report(MPI_COMM_WORLD, "MPI_Waitall",
-                              {ErrorCode::kInvalidArgument,
-                               "one or more requests failed (see the statuses)"}),
-                       MPI_ERR_IN_STATUS)
-                    : MPI_SUCCESS;
+  *rc = into.failed ? in_status_error("MPI_Waitall") : MPI_SUCCESS;
   return true;
 }
 
@@ -362,11 +367,7 @@ int test_some(const char* function, int incount, MPI_Request requests[], int* ou
     failed = failed || !s.is_ok();
   }
   *outcount = any_active ? completed : MPI_UNDEFINED;
-  if (!failed) return MPI_SUCCESS;
-  // Aborts under MPI_ERRORS_ARE_FATAL; otherwise the statuses say which.
-  report(MPI_COMM_WORLD, function,
-         {ErrorCode::kInvalidArgument, "one or more requests failed (see the statuses)"});
-  return MPI_ERR_IN_STATUS;
+  return failed ? in_status_error(function) : MPI_SUCCESS;
 }
 
 }  // namespace
@@ -671,7 +672,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   }
   const auto n = static_cast<std::size_t>(count);
   (void)E().wait_all({resolved, n}, {outcomes, n});  // each request's error is in its status
-  int result = MPI_SUCCESS;
+  bool failed = false;
   for (int i = 0; i < count; ++i) {
     MPI_Status local;
     MPI_Status* out = statuses == MPI_STATUSES_IGNORE ? &local : &statuses[i];
@@ -685,16 +686,11 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     }
     // Collect every request's outcome first, then report once.
     if (!s.is_ok()) {
-      result = MPI_ERR_IN_STATUS;
+      failed = true;
       out->MPI_ERROR = error_class(s);  // also where no status was filled
     }
   }
-  if (result != MPI_SUCCESS) {
-    // Aborts under MPI_ERRORS_ARE_FATAL; otherwise the statuses say which.
-    report(MPI_COMM_WORLD, __func__,
-           {ErrorCode::kInvalidArgument, "one or more requests failed (see the statuses)"});
-  }
-  return result;
+  return failed ? in_status_error(__func__) : MPI_SUCCESS;
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -51,6 +52,12 @@ struct CommEntry {
   // 0 .. i together).
   struct Graph {
     std::vector<int> index, edges;
+    // Node `node`'s neighbours (0 <= node < index.size()), in order.
+    std::span<const int> neighbors(int node) const {
+      const auto n = static_cast<std::size_t>(node);
+      const auto first = static_cast<std::size_t>(n == 0 ? 0 : index[n - 1]);
+      return std::span<const int>(edges).subspan(first, static_cast<std::size_t>(index[n]) - first);
+    }
   };
   std::optional<Graph> graph;
   // Nonblocking collectives started on it: each takes a block of tags by

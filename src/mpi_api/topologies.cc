@@ -86,12 +86,6 @@ Status check_node(const CommEntry::Graph& g, int rank) {
   return Status::ok();
 }
 
-// Node `rank`'s edges in g.edges: [first, end).
-std::pair<int, int> edges_of(const CommEntry::Graph& g, int rank) {
-  const auto r = static_cast<std::size_t>(rank);
-  return {r == 0 ? 0 : g.index[r - 1], g.index[r]};
-}
-
 // Row-major: the last dimension varies fastest.
 int rank_of(const CommEntry::Cartesian& cart, const std::vector<int>& coords) {
   int rank = 0;
@@ -399,8 +393,7 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   auto graph = graph_of(comm);
   TW_MPI_TRY(comm, graph.status());
   TW_MPI_TRY(comm, check_node(**graph, rank));
-  const auto [first, end] = edges_of(**graph, rank);
-  *nneighbors = end - first;
+  *nneighbors = static_cast<int>((*graph)->neighbors(rank).size());
   return MPI_SUCCESS;
 }
 
@@ -408,9 +401,8 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
   auto graph = graph_of(comm);
   TW_MPI_TRY(comm, graph.status());
   TW_MPI_TRY(comm, check_node(**graph, rank));
-  const auto [first, end] = edges_of(**graph, rank);
-  const int n = std::clamp(maxneighbors, 0, end - first);
-  std::copy_n((*graph)->edges.begin() + first, n, neighbors);
+  const auto mine = (*graph)->neighbors(rank);
+  std::copy_n(mine.begin(), std::clamp(maxneighbors, 0, static_cast<int>(mine.size())), neighbors);
   return MPI_SUCCESS;
 }
 
