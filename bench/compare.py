@@ -30,7 +30,7 @@ HEADLINE = [  # (test, size): the points the issue's targets name
     ("bw", 4194304),
 ]
 FAILURES = []  # peer runs that hung or failed, listed under the table
-PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw"}
+PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw", "ib_write_bw"}
 NOT_MPI = PERFTEST_NAMES | {"floor"}  # columns that are no MPI peer
 LOAD = []  # busy processes started by --load
 LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False}
@@ -247,12 +247,15 @@ def perftest_point(transport, test, size, timeout):
 def ib_perftest_point(test, size, timeout):
     """rdma-core's perftest on rxe0 (inside ci/rxe-vm): ib_write_lat for latency
     (half round trip, like ours), ib_read_bw for bandwidth (our rendezvous is an
-    RDMA READ)."""
+    RDMA READ), ib_write_bw's message rate for the rate (our eager messages are
+    RDMA WRITEs)."""
     gid = os.environ.get("TAGWIRE_TEST_RXE_GID_INDEX")
     if gid is None:
         raise RuntimeError("the rxe columns run inside ci/rxe-vm (bench/compare --rxe)")
-    prog = "ib_write_lat" if test == "latency" else "ib_read_bw"
+    prog = perftest_name("rxe", test)
     iters = 1000 if size <= 65536 else 100
+    if test == "rate":
+        iters = 20000  # a stream: more messages for a steady rate
     args = [prog, "-d", "rxe0", "-x", gid, "-s", str(max(size, 2)), "-n", str(iters), "-F",
             "-p", str(free_port())]
 
@@ -267,9 +270,13 @@ def ib_perftest_point(test, size, timeout):
                            listen_wait=30, poll=0.5)
     if fields is None:
         raise RuntimeError(f"{prog} {size} B gave no result")
-    # ib_write_lat: bytes iters t_min t_max t_typical t_avg ...; ib_read_bw:
-    # bytes iters peak avg(MB/s, 2^20) msg_rate
-    return float(fields[5]) if test == "latency" else float(fields[3]) * 1.048576
+    # ib_write_lat: bytes iters t_min t_max t_typical t_avg ...; ib_read_bw and
+    # ib_write_bw: bytes iters peak avg(MB/s, 2^20) msg_rate(Mpps)
+    if test == "latency":
+        return float(fields[5])
+    if test == "rate":
+        return float(fields[4]) * 1e6
+    return float(fields[3]) * 1.048576
 
 
 def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_iters):
@@ -302,7 +309,7 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
                     for size, v in points.items():
                         results.setdefault((transport, test, col.name), {}).setdefault(
                             size, []).append(v)
-                if perftest and not (transport == "rxe" and test == "rate"):
+                if perftest:
                     t0 = time.monotonic()
                     name = perftest_name(transport, test)
                     for size in [s for s in PERFTEST_SIZES if s in sizes]:
@@ -327,7 +334,7 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
 def perftest_name(transport, test):
     if transport != "rxe":
         return "ucx_perftest"
-    return "ib_write_lat" if test == "latency" else "ib_read_bw"
+    return {"latency": "ib_write_lat", "rate": "ib_write_bw"}.get(test, "ib_read_bw")
 
 
 def summary(values):
@@ -525,7 +532,8 @@ def main():
         columns[t] = cols
         names[t] = [c.name for c in cols]
         if "perftest" in peers:
-            names[t] += (["ib_write_lat", "ib_read_bw"] if t == "rxe" else ["ucx_perftest"])
+            names[t] += (["ib_write_lat", "ib_read_bw", "ib_write_bw"] if t == "rxe"
+                         else ["ucx_perftest"])
     started = time.monotonic()
     for _ in range(a.load):
         LOAD.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))

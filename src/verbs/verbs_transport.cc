@@ -216,6 +216,28 @@ class VerbsTransport final : public transport::Transport {
     return transport::Issued::kDone;
   }
 
+  // send() when it would go at once: a connected peer with credit, no
+  // backlog and a free staging slot. Everything else (self, a first
+  // message that connects, a full window, the NIC's channel) says false
+  // and goes through send(), which waits or says why. The engine's
+  // blocking eager send then needs no request for the message.
+  Result<bool> try_send(transport::PeerId peer, std::span<const std::uint8_t> header,
+                        std::span<const std::uint8_t> payload) override {
+    if (peer < 0 || peer >= options_.size || peer == options_.rank || header.size() > kMaxHeader ||
+        payload.size() > options_.max_payload || (nic_matching_ && nic_matching_->in_use())) {
+      return false;
+    }
+    VerbsEndpoint& to = endpoints_[static_cast<std::size_t>(peer)];
+    if (!to.connected() || to.has_backlog() || !to.failed().is_ok() || !to.window_open()) {
+      return false;
+    }
+    const std::optional<std::uint32_t> slot = iface_.take_staging();
+    if (!slot) return false;
+    ++tally().messages_sent;
+    TAGWIRE_RETURN_IF_ERROR(to.write_message(*slot, header, payload, transport::Delivery::kPolled));
+    return true;
+  }
+
   Result<std::unique_ptr<transport::Registration>> register_memory(
       void* address, std::size_t length, transport::RemoteAccess access) override {
     return iface_.register_memory(address, length, access);

@@ -184,6 +184,59 @@ TEST_P(TransportPair, ASenderWithoutCreditWaitsAndLosesNothing) {
   EXPECT_GT(side_[1]->counters().credit_writes, 0u);
 }
 
+// try_send (the engine's blocking eager send without a request) goes whole
+// at once or not at all: it fills the ring, refuses once the window is
+// shut, never overtakes a message waiting in the backlog, and what it sent
+// keeps its place among send()'s messages.
+TEST_P(TransportPair, TrySendGoesAtOnceOrNotAtAllAndKeepsOrder) {
+  std::size_t n = 0;
+  std::vector<std::string> expect;
+  auto try_one = [&](std::size_t size) -> bool {
+    const std::string h = "t" + std::to_string(n), p = payload_for(n, size);
+    auto tried = side_[0]->try_send(1, bytes(h), bytes(p));
+    EXPECT_TRUE(tried.is_ok()) << tried.status().to_string();
+    if (!tried.is_ok() || !*tried) return false;
+    expect.push_back(p);
+    ++n;
+    return true;
+  };
+  // The receiver does not poll: try_send takes the window and then
+  // refuses. Small messages go inline, so the window alone limits them.
+  std::size_t taken = 0;
+  while (taken < 10000 && try_one(8 + taken % 32)) ++taken;
+  ASSERT_GT(taken, 0u) << "a connected peer with credit took nothing";
+  ASSERT_LT(taken, 10000u) << "try_send never refused: it went past the receiver's window";
+  // A send() now waits in the sender's backlog. The receiver drains its
+  // ring and writes the credit back, but the sender does not progress, so
+  // the message is still waiting: try_send must not pass it.
+  const std::string waiting = payload_for(n, 100);
+  send(0, "t" + std::to_string(n), waiting);
+  expect.push_back(waiting);
+  ++n;
+  EXPECT_GT(side_[0]->counters().credit_waits, 0u);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (inbox_[1].payloads.size() < taken && std::chrono::steady_clock::now() < until) {
+    side_[1]->progress();
+  }
+  ASSERT_EQ(inbox_[1].payloads.size(), taken);
+  EXPECT_FALSE(try_one(8)) << "try_send went ahead of a message in the backlog";
+  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == n; }))
+      << inbox_[1].payloads.size() << " of " << n << " arrived";
+  EXPECT_TRUE(try_one(8)) << "the backlog drained and credit is back";
+  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == n; }));
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(inbox_[1].headers[i], "t" + std::to_string(i)) << "out of order at " << i;
+    ASSERT_EQ(inbox_[1].payloads[i], expect[i]) << "message " << i;
+  }
+  // To self, and to a rank that is not in the job: never at once.
+  auto self = side_[0]->try_send(0, bytes("h"), bytes("x"));
+  ASSERT_TRUE(self.is_ok());
+  EXPECT_FALSE(*self);
+  auto nobody = side_[0]->try_send(7, bytes("h"), bytes("x"));
+  ASSERT_TRUE(nobody.is_ok());
+  EXPECT_FALSE(*nobody);
+}
+
 TEST_P(TransportPair, CreditRidesOnRepliesInAPingPong) {
   for (int i = 0; i < 2000; ++i) {
     const int from = i % 2;
