@@ -25,6 +25,7 @@
 // writing the count into a word at the sender (CreditReturn says when).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -60,6 +61,22 @@ struct RingLayout {
 
 // The marker message `serial` carries: never 0, which means "empty".
 std::uint32_t ring_marker(std::uint64_t serial);
+
+// ring_marker(serial + 1) from ring_marker(serial), without the division:
+// a poll keeps the next marker instead of working it out each time.
+inline std::uint32_t next_ring_marker(std::uint32_t marker) {
+  return marker == 0xffffffffu ? 1 : marker + 1;
+}
+
+// Whether the trailer that ends a slot (at `slot_end`) carries `marker`:
+// the poll's whole work while nothing has come, one load and one compare.
+// The message may still be only partly there: peek_message() decides.
+inline bool trailer_carries(std::uint8_t* slot_end, std::uint32_t marker) {
+  const std::uint64_t trailer =
+      std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(slot_end - kRingTrailer))
+          .load(std::memory_order_acquire);
+  return static_cast<std::uint32_t>(trailer >> 32) == marker;
+}
 
 // What to write: bytes [offset, offset + length) of a slot-sized buffer.
 struct StagedWrite {

@@ -12,6 +12,7 @@ VerbsEndpoint::VerbsEndpoint(VerbsInterface* iface, std::size_t peer, const Ring
       peer_(peer),
       layout_(layout),
       window_(layout.slots),
+      next_marker_(ring_marker(1)),
       back_(std::max(1u, layout.slots / 4)) {}
 
 Status VerbsEndpoint::make_own_ring(CmCard* card) {
@@ -154,8 +155,9 @@ unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver) {
   if (!qp_) return 0;
   unsigned n = 0;
   for (unsigned k = 0; k < kRingBatch; ++k) {
+    if (!next_trailer_in()) break;
     ArrivedMessage m;
-    const Arrival a = peek_message(ring_slot(next_serial_), next_serial_, &m);
+    const Arrival a = peek_message(next_slot(), next_serial_, &m);
     if (a == Arrival::kEmpty) break;
     if (a == Arrival::kReady) {
       window_.on_ack(m.ack);
@@ -164,8 +166,8 @@ unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver) {
       TW_WARN("verbs",
               "malformed eager message " << next_serial_ << " from rank " << peer_ << " dropped");
     }
-    release_slot(ring_slot(next_serial_));
-    ++next_serial_;
+    release_slot(next_slot());
+    advance();
     back_.consumed_one();
     if (back_.write_due()) {
       Status s = post_credit(0);
@@ -181,9 +183,9 @@ unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver) {
 }
 
 bool VerbsEndpoint::ring_has_message() {
-  if (!qp_) return false;
+  if (!qp_ || !next_trailer_in()) return false;
   ArrivedMessage m;
-  return peek_message(ring_slot(next_serial_), next_serial_, &m) != Arrival::kEmpty;
+  return peek_message(next_slot(), next_serial_, &m) != Arrival::kEmpty;
 }
 
 }  // namespace tagwire::verbs

@@ -137,8 +137,16 @@ class VerbsEndpoint {
  private:
   bool signal_next(bool holds_slot);
   Status write_credit_word(std::uint32_t length, WrKind kind, const WriteOptions& o);
-  std::span<std::uint8_t> ring_slot(std::uint64_t serial) {
-    return {ring_ + layout_.slot_offset(serial), layout_.slot_size};
+  std::span<std::uint8_t> next_slot() { return {ring_ + next_offset_, layout_.slot_size}; }
+  // Whether the next message's trailer is in: an empty poll ends here.
+  bool next_trailer_in() {
+    return trailer_carries(ring_ + next_offset_ + layout_.slot_size, next_marker_);
+  }
+  void advance() {
+    ++next_serial_;
+    next_marker_ = next_ring_marker(next_marker_);
+    next_offset_ += layout_.slot_size;
+    if (next_offset_ == layout_.ring_bytes()) next_offset_ = 0;
   }
 
   VerbsInterface* iface_;
@@ -162,6 +170,11 @@ class VerbsEndpoint {
   AlignedBytes own_ring_;
   MrPtr own_ring_mr_;
   std::uint64_t next_serial_ = 1;
+  // Message next_serial_'s place and marker, kept as the serial advances
+  // (layout_.slot_offset() and ring_marker() of it) so that a poll does
+  // no division: under the VM's emulation each is a helper call.
+  std::size_t next_offset_ = 0;
+  std::uint32_t next_marker_;
   CreditReturn back_;
 };
 

@@ -63,6 +63,34 @@ TEST(RingMarker, NeverZeroAndDiffersBetweenLaps) {
   for (std::uint64_t s = 0xfffffff0ull; s < 0x100000010ull; ++s) EXPECT_NE(ring_marker(s), 0u);
 }
 
+// The receiver keeps the next marker by increments (VerbsEndpoint's poll):
+// it must stay ring_marker() of the serial across the 32-bit wrap.
+TEST(RingMarker, TheIncrementKeepsStepWithTheSerialAcrossTheWrap) {
+  std::uint32_t kept = ring_marker(1);
+  for (std::uint64_t s = 1; s < 1000; ++s) {
+    kept = next_ring_marker(kept);
+    ASSERT_EQ(kept, ring_marker(s + 1)) << "serial " << s + 1;
+  }
+  for (std::uint64_t s = 0xfffffff0ull; s < 0x200000010ull;
+       s += (s == 0x100000010ull ? 0xffffffe0ull : 1)) {
+    kept = ring_marker(s);
+    ASSERT_EQ(next_ring_marker(kept), ring_marker(s + 1)) << "serial " << s + 1;
+  }
+}
+
+// The poll's fast test sees the trailer, and only the trailer of the
+// message it waits for: the previous lap's marker is not it.
+TEST(EagerRing, TheTrailerTestSeesOnlyTheMessageItWaitsFor) {
+  Wire w;
+  std::uint8_t* end1 = w.remote_slot(1).data() + w.layout.slot_size;
+  EXPECT_FALSE(trailer_carries(end1, ring_marker(1))) << "an empty slot";
+  const StagedWrite sw = w.stage(1, 0, "hdr", "data");
+  w.write_tail_only(1, sw);
+  EXPECT_TRUE(trailer_carries(end1, ring_marker(1)));
+  const std::uint64_t next_lap = 1 + w.layout.slots;
+  EXPECT_FALSE(trailer_carries(end1, ring_marker(next_lap)));
+}
+
 TEST(EagerRing, AWrittenMessageReadsBackWithItsAck) {
   Wire w;
   ArrivedMessage m;
