@@ -6,16 +6,26 @@ set -uo pipefail
 lib=$1
 names=$(python3 "$2" names "$3") || exit 1
 symbols=$(nm -D --defined-only "$lib") || exit 1
-failures=0
-count=0
-for x in $names; do
-  count=$((count + 1))
-  weak=$(awk -v n="MPI_$x" '$3 == n && $2 == "W" {print $1}' <<<"$symbols")
-  strong=$(awk -v n="PMPI_$x" '$3 == n && $2 == "T" {print $1}' <<<"$symbols")
-  if [[ -z $weak || -z $strong || $weak != "$strong" ]]; then
-    echo "FAIL: MPI_$x weak at '${weak}', PMPI_$x strong at '${strong}'"
-    failures=$((failures + 1))
-  fi
-done
-echo "pmpi symbols: $((count - failures)) of $count MPI_ functions weak with a strong PMPI_ twin"
-((count > 150 && failures == 0))
+# One pass over the table: a process per name and symbol kind (two awk runs
+# for each of 400 names) took 6.7 s, and 30 s under ASan's larger table.
+report=$(awk -v names="$names" '
+  BEGIN { n = split(names, want, /[ \n]+/) }
+  $2 == "W" && $3 ~ /^MPI_/ { weak[substr($3, 5)] = $1 }
+  $2 == "T" && $3 ~ /^PMPI_/ { strong[substr($3, 6)] = $1 }
+  END {
+    count = 0; failures = 0
+    for (i = 1; i <= n; ++i) {
+      x = want[i]
+      if (x == "") continue
+      count++
+      if (!(x in weak) || !(x in strong) || weak[x] != strong[x]) {
+        printf "FAIL: MPI_%s weak at '\''%s'\'', PMPI_%s strong at '\''%s'\''\n", x, weak[x], x, strong[x]
+        failures++
+      }
+    }
+    printf "pmpi symbols: %d of %d MPI_ functions weak with a strong PMPI_ twin\n", count - failures, count
+    exit !(count > 150 && failures == 0)
+  }' <<<"$symbols")
+status=$?
+echo "$report"
+exit "$status"
