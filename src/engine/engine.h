@@ -28,6 +28,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -282,6 +283,26 @@ class Engine final : public transport::Receiver,
   // target's disp units); complete at the next fence.
   Status put(Window* window, const void* origin, std::size_t bytes, int target, std::uint64_t disp);
   Status get(Window* window, void* origin, std::size_t bytes, int target, std::uint64_t disp);
+  // Passive target (window_lock.cc): MPI_Win_lock / unlock of `target` (a
+  // rank of the window's communicator) and lock_all / unlock_all of every
+  // rank; `check` false is MPI_MODE_NOCHECK (no lock word is touched).
+  // Unlocking completes the epoch's accesses at their targets first.
+  Status win_lock(Window* window, int target, bool exclusive, bool check);
+  Status win_unlock(Window* window, int target);
+  Status win_lock_all(Window* window, bool check);
+  Status win_unlock_all(Window* window);
+  // Every put and get issued so far complete here (MPI_Win_flush_local),
+  // or at their targets too (MPI_Win_flush).
+  Status win_flush_local(Window* window);
+  Status win_flush(Window* window);
+  // An accumulate: the `bytes` at `target`'s displacement `disp` are read
+  // and handed to `update`, which may change them in place and says
+  // whether to write them back; all under the target's accumulate lock, so
+  // accumulates are atomic with respect to each other. Complete (at the
+  // target too) when it returns.
+  using AccumulateUpdate = std::function<Result<bool>(std::span<std::uint8_t> target_bytes)>;
+  Status accumulate(Window* window, int target, std::uint64_t disp, std::size_t bytes,
+                    const AccumulateUpdate& update, const char* what);
 
   // Drives communication from the calling thread.
   unsigned progress();
@@ -550,6 +571,23 @@ class Engine final : public transport::Receiver,
                                    const char* what);
   Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp, bool put);
   static void on_rma_done(void* ctx, const Status& s);
+  // Progresses until `op` finished (window.cc).
+  void await(WindowOpWait& op);
+  // The lock words of a window's rank (window_lock.cc): one
+  // compare-and-swap, blocking; the swap retried until it takes; taking
+  // and giving back a word.
+  struct WordSwap {
+    std::uint64_t expected;
+    std::uint64_t desired;
+  };
+  Result<std::uint64_t> lock_word_cas(Window* w, int target, unsigned word, std::uint64_t expected,
+                                      std::uint64_t desired);
+  template <typename Plan>
+  Status lock_word_swap(Window* w, int target, unsigned word, WordSwap swap, Plan plan,
+                        const char* what);
+  std::uint64_t exclusive_value(unsigned word) const;
+  Status acquire_word(Window* w, int target, unsigned word, bool exclusive);
+  Status release_word(Window* w, int target, unsigned word, bool exclusive);
   static void on_send_done(void* ctx, const Status& s);
   // A transport operation of an abandoned request came back at last.
   static void abandoned_op_done(Request* r) { --r->local_pending; }

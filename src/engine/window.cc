@@ -15,19 +15,11 @@ namespace {
 struct WindowRecord {
   std::uint64_t base;
   std::uint64_t size;
+  std::uint64_t lock_words;
   std::int32_t disp_unit;
   std::uint32_t key_length;
-};
-
-// A transport flush waited for by the fence.
-struct FlushWait {
-  bool finished = false;
-  Status status;
-  static void done(void* ctx, const Status& s) {
-    auto* f = static_cast<FlushWait*>(ctx);
-    f->status = s;
-    f->finished = true;
-  }
+  std::uint32_t lock_key_length;
+  std::uint32_t unused;
 };
 
 }  // namespace
@@ -46,51 +38,86 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
   w->base = base;
   w->size = size;
   w->disp_unit = disp_unit;
-  if (size > 0) {
+  {
     std::lock_guard lock(mutex_);
-    auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
-    if (!reg) return reg.status().with_context("registering a window");
-    w->registration = std::move(reg).value();
+    if (size > 0) {
+      auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
+      if (!reg) return reg.status().with_context("registering a window");
+      w->registration = std::move(reg).value();
+    }
+    auto words = transport_->allocate_atomic_words(kWindowLockWords);
+    if (!words) return words.status().with_context("a window's lock words");
+    w->lock_words = std::move(words).value();
   }
-  // Every rank's record and key; keys differ in length, so their lengths
+  // Every rank's record and keys; keys differ in length, so their lengths
   // go round first and every key is padded to the longest.
   std::span<const std::uint8_t> key;
   if (w->registration) key = w->registration->packed_key();
-  const auto key_length = static_cast<std::uint32_t>(key.size());
+  const std::span<const std::uint8_t> lock_key = w->lock_words->packed_key();
+  const std::uint32_t key_lengths[2] = {static_cast<std::uint32_t>(key.size()),
+                                        static_cast<std::uint32_t>(lock_key.size())};
   auto lengths =
-      allgather(comm, {reinterpret_cast<const std::uint8_t*>(&key_length), 4}, kCollectiveTag);
+      allgather(comm, {reinterpret_cast<const std::uint8_t*>(key_lengths), sizeof(key_lengths)},
+                kCollectiveTag);
   if (!lengths) return lengths.status().with_context("MPI_Win_create");
-  std::uint32_t longest = 0;
+  std::uint32_t longest[2] = {0, 0};
   for (const auto& l : *lengths) {
-    std::uint32_t v;
-    std::memcpy(&v, l.data(), 4);
-    longest = std::max(longest, v);
+    std::uint32_t v[2];
+    std::memcpy(v, l.data(), sizeof(v));
+    longest[0] = std::max(longest[0], v[0]);
+    longest[1] = std::max(longest[1], v[1]);
   }
-  std::vector<std::uint8_t> mine(sizeof(WindowRecord) + longest, 0);
-  const WindowRecord record{reinterpret_cast<std::uint64_t>(base), size, disp_unit, key_length};
+  std::vector<std::uint8_t> mine(sizeof(WindowRecord) + longest[0] + longest[1], 0);
+  const WindowRecord record{reinterpret_cast<std::uint64_t>(base),
+                            size,
+                            w->lock_words->address(),
+                            disp_unit,
+                            key_lengths[0],
+                            key_lengths[1],
+                            0};
   std::memcpy(mine.data(), &record, sizeof(record));
-  if (!key.empty()) std::memcpy(mine.data() + sizeof(record), key.data(), key.size());
+  std::uint8_t* const keys = mine.data() + sizeof(record);
+  if (!key.empty()) std::memcpy(keys, key.data(), key.size());
+  std::memcpy(keys + longest[0], lock_key.data(), lock_key.size());
   auto all = allgather(comm, mine, kCollectiveTag);
   if (!all) return all.status().with_context("MPI_Win_create");
   for (const auto& part : *all) {
     WindowRecord r;
     std::memcpy(&r, part.data(), sizeof(r));
-    if (r.key_length > longest) return Status(ErrorCode::kProtocol, "malformed window record");
+    if (r.key_length > longest[0] || r.lock_key_length > longest[1]) {
+      return Status(ErrorCode::kProtocol, "malformed window record");
+    }
+    const auto* at = part.data() + sizeof(r);
     RemoteWindow rw;
     rw.base = r.base;
     rw.size = r.size;
     rw.disp_unit = r.disp_unit;
-    rw.key.assign(part.begin() + sizeof(r), part.begin() + sizeof(r) + r.key_length);
+    rw.key.assign(at, at + r.key_length);
+    rw.lock_words = r.lock_words;
+    rw.lock_key.assign(at + longest[0], at + longest[0] + r.lock_key_length);
     w->ranks.push_back(std::move(rw));
   }
+  w->locks.assign(w->ranks.size(), HeldLock::kNone);
   std::lock_guard lock(mutex_);
   windows_.push_back(std::move(w));
   return windows_.back().get();
 }
 
-Status Engine::win_fence(Window* w) {
+void Engine::await(WindowOpWait& op) {
+  IdleBackoff idle;
+  for (;;) {
+    unsigned n;
+    {
+      std::lock_guard lock(mutex_);
+      if (op.finished) return;
+      n = progress_locked();
+    }
+    idle.turn(n != 0);
+  }
+}
+
+Status Engine::win_flush_local(Window* w) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
-  // Local completion of every put and get of the epoch ...
   IdleBackoff idle;
   for (;;) {
     unsigned n;
@@ -101,30 +128,38 @@ Status Engine::win_fence(Window* w) {
     }
     idle.turn(n != 0);
   }
-  // ... then remote completion: the puts are in their targets' memory ...
-  FlushWait flush;
-  {
-    std::lock_guard lock(mutex_);
-    auto issued = transport_->flush({&FlushWait::done, &flush});
-    if (!issued) return issued.status().with_context("MPI_Win_fence (flush)");
-    if (*issued == transport::Issued::kDone) flush.finished = true;
-  }
-  while (!flush.finished) {
-    unsigned n;
-    {
-      std::lock_guard lock(mutex_);
-      n = progress_locked();
-    }
-    idle.turn(n != 0);
-  }
-  TAGWIRE_RETURN_IF_ERROR(flush.status.with_context("MPI_Win_fence (flush)"));
-  // ... and nobody leaves before everyone's accesses are in.
-  TAGWIRE_RETURN_IF_ERROR(barrier(w->comm).with_context("MPI_Win_fence"));
   std::lock_guard lock(mutex_);
-  w->epoch_open = true;
   Status first = w->error;
   w->error = Status::ok();
   return first;
+}
+
+Status Engine::win_flush(Window* w) {
+  // Local completion of every put and get issued so far ...
+  Status local = win_flush_local(w);
+  if (w == nullptr) return local;
+  // ... then remote completion: the puts are in their targets' memory.
+  WindowOpWait flush;
+  {
+    std::lock_guard lock(mutex_);
+    auto issued = transport_->flush(flush.completion());
+    if (!issued) return issued.status().with_context("flushing a window");
+    if (*issued == transport::Issued::kDone) flush.finished = true;
+  }
+  await(flush);
+  TAGWIRE_RETURN_IF_ERROR(local);
+  return flush.status.with_context("flushing a window");
+}
+
+Status Engine::win_fence(Window* w) {
+  if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
+  // A failed access is reported after the barrier: the other ranks are in
+  // it, and nobody leaves before everyone's accesses are in.
+  Status flushed = win_flush(w);
+  TAGWIRE_RETURN_IF_ERROR(barrier(w->comm).with_context("MPI_Win_fence"));
+  std::lock_guard lock(mutex_);
+  w->epoch_open = true;
+  return flushed.with_context("MPI_Win_fence");
 }
 
 Status Engine::win_free(Window* w) {
@@ -144,9 +179,11 @@ Result<std::uint64_t> Engine::rma_target(Window* w, std::size_t bytes, int targe
   if (w == nullptr) return Status(ErrorCode::kInvalidWindow, "null window");
   TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
   if (target == kProcNull) return std::uint64_t{0};
-  if (!w->epoch_open) {
+  if (!w->epoch_open && !w->locked_all &&
+      w->locks[static_cast<std::size_t>(target)] == HeldLock::kNone) {
     return Status(ErrorCode::kRmaSync,
-                  std::string(what) + " before the first MPI_Win_fence opened an epoch");
+                  std::string(what) + " to rank " + std::to_string(target) +
+                      " outside an access epoch (no MPI_Win_fence yet, and no lock on it)");
   }
   const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   const std::uint64_t unit = static_cast<std::uint64_t>(rw.disp_unit);

@@ -1,9 +1,16 @@
 // Window: memory exposed to a communicator's ranks for one-sided access
-// (MPI-4.1 §12), with fence synchronisation. Put is a remote write and Get
-// a remote read straight into or out of the target's registered window
-// (RDMA WRITE / READ on verbs, ucp_put / ucp_get on UCX); MPI_Win_fence
-// completes them locally, flushes them to their targets and ends with a
-// barrier, so that after it every rank sees every access of the epoch.
+// (MPI-4.1 §12). Put is a remote write and Get a remote read straight into
+// or out of the target's registered window (RDMA WRITE / READ on verbs,
+// ucp_put / ucp_get on UCX). Two synchronisations open access epochs:
+//  - fence (window.cc): MPI_Win_fence completes the epoch's accesses
+//    locally, flushes them to their targets and ends with a barrier;
+//  - passive target (window_lock.cc): MPI_Win_lock / lock_all take a lock
+//    word in the target's window by remote compare-and-swap, with no help
+//    from the target's application; unlock flushes, then releases it.
+// Accumulates (window_lock.cc) are a read-modify-write of the target's
+// memory under a second word of each rank's, the accumulate lock, so that
+// they are atomic with respect to each other whatever the operation,
+// datatype or transport.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +32,37 @@ struct RemoteWindow {
   std::uint64_t size = 0;
   std::int32_t disp_unit = 1;
   std::vector<std::uint8_t> key;
+  std::uint64_t lock_words = 0;  // address of its WindowLockWord pair
+  std::vector<std::uint8_t> lock_key;
 };
+
+// The two 64-bit words every rank of a window holds for the others'
+// compare-and-swap (Transport::allocate_atomic_words).
+enum WindowLockWord : unsigned {
+  // Passive target: 0 free, kExclusiveLock | (world rank + 1) for an
+  // exclusive holder, else the number of shared holders.
+  kPassiveLockWord = 0,
+  // Accumulates: 0 free, else world rank + 1 of the holder.
+  kAccumulateLockWord = 1,
+  kWindowLockWords = 2,
+};
+inline constexpr std::uint64_t kExclusiveLock = std::uint64_t{1} << 63;
+
+// One transport operation a blocking window call waits for
+// (Engine::await).
+struct WindowOpWait {
+  bool finished = false;
+  Status status;
+  transport::Completion completion() { return {&WindowOpWait::done, this}; }
+  static void done(void* ctx, const Status& s) {
+    auto* op = static_cast<WindowOpWait*>(ctx);
+    op->status = s;
+    op->finished = true;
+  }
+};
+
+// What this rank holds of a target's passive-target lock.
+enum class HeldLock : std::uint8_t { kNone, kShared, kExclusive, kUnchecked };
 
 struct Window {
   Engine* engine = nullptr;
@@ -34,8 +71,12 @@ struct Window {
   std::size_t size = 0;
   int disp_unit = 1;
   std::unique_ptr<transport::Registration> registration;  // none for an empty window
+  std::unique_ptr<transport::Registration> lock_words;    // kWindowLockWords words
   std::vector<RemoteWindow> ranks;                        // by rank in `comm`
   bool epoch_open = false;                                // a fence has opened an access epoch
+  std::vector<HeldLock> locks;                            // by target: MPI_Win_lock's
+  bool locked_all = false;                                // MPI_Win_lock_all's
+  bool unchecked_all = false;                             // ... with MPI_MODE_NOCHECK
   int pending = 0;                                        // puts and gets not yet complete locally
   Status error;  // the first failure among them, reported by the fence
 };

@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "mpi_api/state.h"
+#include "mpi_api/windows.h"
 
 using namespace tagwire;
 using namespace tagwire::mpi;
 
-namespace {
+namespace tagwire::mpi {
 
 Result<WinEntry*> window_of(MPI_Win win) {
   TAGWIRE_RETURN_IF_ERROR(check_initialized());
@@ -24,19 +25,22 @@ Result<WinEntry*> window_of(MPI_Win win) {
   return entry->get();
 }
 
-// Reports through the window's error handler (MPI_ERRORS_ARE_FATAL unless
-// set), or MPI_COMM_WORLD's when the handle names no window.
 int report_win(MPI_Win win, const char* function, const Status& s) {
   std::unique_ptr<WinEntry>* entry = state().windows.find(win);
   return report_through(entry != nullptr ? (*entry)->errhandler : state().world.errhandler,
                         function, s);
 }
 
-#define TW_WIN_TRY(win, status_expr)                               \
-  do {                                                             \
-    ::tagwire::Status tw_s_ = (status_expr);                       \
-    if (!tw_s_.is_ok()) return report_win((win), __func__, tw_s_); \
-  } while (0)
+Status check_displacement(MPI_Aint disp) {
+  if (disp < 0) {
+    return {ErrorCode::kRmaRange, "negative target displacement " + std::to_string(disp)};
+  }
+  return Status::ok();
+}
+
+}  // namespace tagwire::mpi
+
+namespace {
 
 Result<WinKeyval*> win_keyval_of(int keyval) {
   WinKeyval* k = state().win_keyvals.find(keyval);
@@ -75,13 +79,6 @@ Result<std::size_t> rma_bytes(int origin_count, MPI_Datatype origin_type, int ta
                                                " bytes) do not match");
   }
   return *origin;
-}
-
-Status check_displacement(MPI_Aint disp) {
-  if (disp < 0) {
-    return {ErrorCode::kRmaRange, "negative target displacement " + std::to_string(disp)};
-  }
-  return Status::ok();
 }
 
 }  // namespace

@@ -1,0 +1,263 @@
+// Passive-target synchronisation and accumulates (window.h).
+//
+// Each rank of a window holds two 64-bit words that the others
+// compare-and-swap (kWindowLockWords, from the transport's
+// allocate_atomic_words: NIC atomics on verbs, UCX atomics, a CPU atomic
+// on the shm transport's shared segment). With compare-and-swap alone:
+//  - MPI_Win_lock(EXCLUSIVE) swaps 0 for kExclusiveLock | (rank + 1);
+//  - MPI_Win_lock(SHARED) adds one to a count that has no exclusive bit,
+//    guessing the count and retrying with what the swap returned;
+//  - an accumulate swaps 0 for rank + 1 in the second word, reads the
+//    target's bytes, combines, writes them back, flushes them to the
+//    target and frees the word. Every accumulate of every rank takes it, so
+//    accumulates to one location are atomic with respect to each other for
+//    every operation and datatype, on every transport, and the target's
+//    application is never asked to help.
+// A holder of an exclusive word is named in it, so a waiter learns when it
+// died (MPI_ERR_PROC_FAILED) instead of waiting for ever; the holders of a
+// shared count are not named, and a waiter on one that died waits.
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/idle_backoff.h"
+
+namespace tagwire::engine {
+
+namespace {
+
+// The world rank an exclusive word's value names, or -1 for none.
+int holder_of(std::uint64_t value, bool passive) {
+  if (passive && (value & kExclusiveLock) == 0) return -1;
+  const std::uint64_t who = value & ~kExclusiveLock;
+  return who == 0 ? -1 : static_cast<int>(who - 1);
+}
+
+}  // namespace
+
+Result<std::uint64_t> Engine::lock_word_cas(Window* w, int target, unsigned word,
+                                            std::uint64_t expected, std::uint64_t desired) {
+  const int peer = w->comm->world_rank(target);
+  WindowOpWait op;
+  std::uint64_t old = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (peer == world_rank()) {
+      auto* words = reinterpret_cast<std::uint64_t*>(w->lock_words->address());
+      return transport_->local_compare_and_swap(*w->lock_words, words + word, expected, desired);
+    }
+    if (is_dead(peer)) return peer_failed_status(peer);
+    const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
+    auto issued = transport_->compare_and_swap(peer, rw.lock_words + word * 8, rw.lock_key,
+                                               expected, desired, &old, op.completion());
+    if (!issued) return issued.status();
+    if (*issued == transport::Issued::kDone) op.finished = true;
+  }
+  await(op);
+  if (!op.status.is_ok()) return op.status;
+  return old;
+}
+
+// Swaps until the swap takes: first `swap`, then, after each miss, what
+// `plan` makes of the value found (nothing: a value this rank cannot have
+// left there). A value naming a dead exclusive holder ends the wait.
+template <typename Plan>
+Status Engine::lock_word_swap(Window* w, int target, unsigned word, WordSwap swap, Plan plan,
+                              const char* what) {
+  IdleBackoff idle;
+  for (;;) {
+    auto old = lock_word_cas(w, target, word, swap.expected, swap.desired);
+    if (!old) return old.status().with_context(what);
+    if (*old == swap.expected) return Status::ok();
+    const int holder = holder_of(*old, word == kPassiveLockWord);
+    if (holder >= 0 && is_dead(holder)) {
+      return peer_failed_status(holder).with_context(std::string(what) + ": held by rank " +
+                                                     std::to_string(holder) + ", which died");
+    }
+    const std::optional<WordSwap> next = plan(*old);
+    if (!next) {
+      return Status(ErrorCode::kInternal, std::string(what) + ": the lock word holds " +
+                                              std::to_string(*old) + ", not a state we left");
+    }
+    swap = *next;
+    unsigned n;
+    {
+      std::lock_guard lock(mutex_);
+      n = progress_locked();
+    }
+    idle.turn(n != 0);
+  }
+}
+
+std::uint64_t Engine::exclusive_value(unsigned word) const {
+  const auto me = static_cast<std::uint64_t>(world_rank()) + 1;
+  return word == kPassiveLockWord ? (kExclusiveLock | me) : me;
+}
+
+Status Engine::acquire_word(Window* w, int target, unsigned word, bool exclusive) {
+  if (exclusive) {
+    // Only a free word can be taken: whatever was found, expect 0 again.
+    const WordSwap take{0, exclusive_value(word)};
+    return lock_word_swap(
+        w, target, word, take, [&](std::uint64_t) { return take; },
+        word == kAccumulateLockWord ? "the accumulate lock" : "MPI_Win_lock (exclusive)");
+  }
+  // Shared: one more holder, whatever the count was, once no exclusive
+  // holder is there.
+  return lock_word_swap(
+      w, target, word, WordSwap{0, 1},
+      [](std::uint64_t found) {
+        const std::uint64_t count = (found & kExclusiveLock) != 0 ? 0 : found;
+        return std::optional(WordSwap{count, count + 1});
+      },
+      "MPI_Win_lock (shared)");
+}
+
+Status Engine::release_word(Window* w, int target, unsigned word, bool exclusive) {
+  if (exclusive) {
+    const std::uint64_t mine = exclusive_value(word);
+    auto old = lock_word_cas(w, target, word, mine, 0);
+    if (!old) return old.status().with_context("releasing a window lock");
+    if (*old != mine) {
+      return {ErrorCode::kInternal, "releasing a window lock: it holds " + std::to_string(*old) +
+                                        ", not this rank's " + std::to_string(mine)};
+    }
+    return Status::ok();
+  }
+  // Shared: one holder fewer; a count of 0 or an exclusive holder means the
+  // word was not ours to release.
+  return lock_word_swap(
+      w, target, word, WordSwap{1, 0},
+      [](std::uint64_t found) -> std::optional<WordSwap> {
+        if (found == 0 || (found & kExclusiveLock) != 0) return std::nullopt;
+        return WordSwap{found, found - 1};
+      },
+      "MPI_Win_unlock (shared)");
+}
+
+Status Engine::win_lock(Window* w, int target, bool exclusive, bool check) {
+  if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
+  TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
+  if (target == kProcNull) return Status::ok();
+  HeldLock& held = w->locks[static_cast<std::size_t>(target)];
+  if (held != HeldLock::kNone || w->locked_all) {
+    return {ErrorCode::kRmaSync, "MPI_Win_lock: this rank already holds a lock on rank " +
+                                     std::to_string(target) + " of this window"};
+  }
+  if (check) TAGWIRE_RETURN_IF_ERROR(acquire_word(w, target, kPassiveLockWord, exclusive));
+  held = !check ? HeldLock::kUnchecked : exclusive ? HeldLock::kExclusive : HeldLock::kShared;
+  return Status::ok();
+}
+
+Status Engine::win_unlock(Window* w, int target) {
+  if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
+  TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
+  if (target == kProcNull) return Status::ok();
+  HeldLock& held = w->locks[static_cast<std::size_t>(target)];
+  if (held == HeldLock::kNone) {
+    return {ErrorCode::kRmaSync,
+            "MPI_Win_unlock: this rank holds no lock on rank " + std::to_string(target)};
+  }
+  // Every access of the epoch is at its target before anyone else may in.
+  Status flushed = win_flush(w);
+  Status released = Status::ok();
+  if (held != HeldLock::kUnchecked) {
+    released = release_word(w, target, kPassiveLockWord, held == HeldLock::kExclusive);
+  }
+  held = HeldLock::kNone;
+  TAGWIRE_RETURN_IF_ERROR(flushed.with_context("MPI_Win_unlock"));
+  return released;
+}
+
+Status Engine::win_lock_all(Window* w, bool check) {
+  if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
+  if (w->locked_all) return {ErrorCode::kRmaSync, "MPI_Win_lock_all: already called"};
+  for (HeldLock held : w->locks) {
+    if (held != HeldLock::kNone) {
+      return {ErrorCode::kRmaSync, "MPI_Win_lock_all while holding MPI_Win_lock on a rank"};
+    }
+  }
+  const int n = static_cast<int>(w->ranks.size());
+  for (int t = 0; check && t < n; ++t) {
+    Status s = acquire_word(w, t, kPassiveLockWord, false);
+    if (!s.is_ok()) {
+      for (int u = 0; u < t; ++u) (void)release_word(w, u, kPassiveLockWord, false);
+      return s.with_context("MPI_Win_lock_all");
+    }
+  }
+  w->locked_all = true;
+  w->unchecked_all = !check;
+  return Status::ok();
+}
+
+Status Engine::win_unlock_all(Window* w) {
+  if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
+  if (!w->locked_all) return {ErrorCode::kRmaSync, "MPI_Win_unlock_all without MPI_Win_lock_all"};
+  Status first = win_flush(w).with_context("MPI_Win_unlock_all");
+  const int n = static_cast<int>(w->ranks.size());
+  for (int t = 0; !w->unchecked_all && t < n; ++t) {
+    Status s = release_word(w, t, kPassiveLockWord, false);
+    if (first.is_ok()) first = s;
+  }
+  w->locked_all = false;
+  w->unchecked_all = false;
+  return first;
+}
+
+Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t bytes,
+                          const AccumulateUpdate& update, const char* what) {
+  if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
+  Result<std::uint64_t> address = std::uint64_t{0};
+  {
+    std::lock_guard lock(mutex_);
+    address = rma_target(w, bytes, target, disp, what);
+  }
+  if (!address) return address.status();
+  if (target == kProcNull || bytes == 0) return Status::ok();
+  const int peer = w->comm->world_rank(target);
+  const bool self = peer == world_rank();
+  if (is_dead(peer)) return peer_failed_status(peer);
+  TAGWIRE_RETURN_IF_ERROR(acquire_word(w, target, kAccumulateLockWord, true));
+  const std::vector<std::uint8_t>& key = w->ranks[static_cast<std::size_t>(target)].key;
+  std::vector<std::uint8_t> current(bytes);
+  // One blocking read or write of the target's bytes.
+  auto move = [&](bool put) -> Status {
+    if (self) {
+      auto* there = reinterpret_cast<std::uint8_t*>(*address);
+      if (put) {
+        std::memcpy(there, current.data(), bytes);
+      } else {
+        std::memcpy(current.data(), there, bytes);
+      }
+      return Status::ok();
+    }
+    WindowOpWait op;
+    {
+      std::lock_guard lock(mutex_);
+      auto issued = put ? transport_->write(peer, current, *address, key, op.completion())
+                        : transport_->read(peer, current, *address, key, op.completion());
+      if (!issued) return issued.status();
+      if (*issued == transport::Issued::kDone) op.finished = true;
+    }
+    await(op);
+    return op.status;
+  };
+  Status s = move(false);
+  if (s.is_ok()) {
+    auto write_back = update(current);
+    if (!write_back) {
+      s = write_back.status();
+    } else if (*write_back) {
+      s = move(true);
+      // In the target's memory before the next holder reads it.
+      if (s.is_ok() && !self) s = win_flush(w);
+    }
+  }
+  Status released = release_word(w, target, kAccumulateLockWord, true);
+  TAGWIRE_RETURN_IF_ERROR(s.with_context(what));
+  return released.with_context(what);
+}
+
+}  // namespace tagwire::engine

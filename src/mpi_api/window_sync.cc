@@ -1,0 +1,116 @@
+// Passive-target synchronisation: MPI_Win_lock / unlock, lock_all /
+// unlock_all, the flush family and MPI_Win_sync, over the engine's lock
+// words (engine/window.h). The target's application takes no part.
+#include <atomic>
+#include <string>
+
+#include "mpi_api/state.h"
+#include "mpi_api/windows.h"
+
+using namespace tagwire;
+using namespace tagwire::mpi;
+
+namespace {
+
+// MPI_MODE_NOCHECK is the one assertion a lock takes.
+Status check_lock_assert(int assert) {
+  if ((assert & ~MPI_MODE_NOCHECK) != 0) {
+    return {ErrorCode::kInvalidArgument,
+            "assertion " + std::to_string(assert) + " has bits other than MPI_MODE_NOCHECK"};
+  }
+  return Status::ok();
+}
+
+// A flush names a rank of the window's group (or MPI_PROC_NULL).
+Status check_flush_rank(const WinEntry& entry, int rank) {
+  if (rank == MPI_PROC_NULL) return Status::ok();
+  if (rank < 0 || static_cast<std::size_t>(rank) >= entry.members.size()) {
+    return {ErrorCode::kInvalidRank, "rank " + std::to_string(rank) + " is not in the window's " +
+                                         std::to_string(entry.members.size()) + "-rank group"};
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  if (lock_type != MPI_LOCK_EXCLUSIVE && lock_type != MPI_LOCK_SHARED) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument,
+                           "lock type " + std::to_string(lock_type) +
+                               " is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED"));
+  }
+  TW_WIN_TRY(win, check_lock_assert(assert));
+  TW_WIN_TRY(win, E().win_lock((*entry)->window, rank, lock_type == MPI_LOCK_EXCLUSIVE,
+                               (assert& MPI_MODE_NOCHECK) == 0));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, E().win_unlock((*entry)->window, rank));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, check_lock_assert(assert));
+  TW_WIN_TRY(win, E().win_lock_all((*entry)->window, (assert& MPI_MODE_NOCHECK) == 0));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, E().win_unlock_all((*entry)->window));
+  return MPI_SUCCESS;
+}
+
+// Every flush completes all of this rank's accesses to the window, not
+// only those to `rank`: the transports flush per process, and more than
+// asked is never wrong.
+int MPI_Win_flush(int rank, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, check_flush_rank(**entry, rank));
+  TW_WIN_TRY(win, E().win_flush((*entry)->window));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, E().win_flush((*entry)->window));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, check_flush_rank(**entry, rank));
+  TW_WIN_TRY(win, E().win_flush_local((*entry)->window));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_flush_local_all(MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, E().win_flush_local((*entry)->window));
+  return MPI_SUCCESS;
+}
+
+// The public and private copies of a window are one memory here; what is
+// left is ordering this thread's loads and stores around the call.
+int MPI_Win_sync(MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
