@@ -291,6 +291,16 @@ class Engine final : public transport::Receiver,
   Status win_unlock(Window* window, int target);
   Status win_lock_all(Window* window, bool check);
   Status win_unlock_all(Window* window);
+  // General active target (window_pscw.cc), groups as ranks of the
+  // window's communicator. post and start open the exposure and access
+  // epochs (start waits for each target's post), complete ends the access
+  // epoch (its accesses at their targets, then each target told), and
+  // test / wait end the exposure epoch once every origin completed (test:
+  // false while one has not; block: wait for them).
+  Status win_post(Window* window, std::span<const int> origins);
+  Status win_start(Window* window, std::span<const int> targets);
+  Status win_complete(Window* window);
+  Result<bool> win_test(Window* window, bool block);
   // Every put and get issued so far complete here (MPI_Win_flush_local),
   // or at their targets too (MPI_Win_flush).
   Status win_flush_local(Window* window);
@@ -588,6 +598,11 @@ class Engine final : public transport::Receiver,
   std::uint64_t exclusive_value(unsigned word) const;
   Status acquire_word(Window* w, int target, unsigned word, bool exclusive);
   Status release_word(Window* w, int target, unsigned word, bool exclusive);
+  // PSCW's counts (window_pscw.cc): one more in `target`'s word that only
+  // this rank writes; one taken from this rank's word that only `from`
+  // writes, waiting for it.
+  Status bump_word(Window* w, int target, unsigned word, std::uint64_t* sent);
+  Status take_word(Window* w, int from, unsigned word, std::uint64_t* taken, const char* what);
   static void on_send_done(void* ctx, const Status& s);
   // A transport operation of an abandoned request came back at last.
   static void abandoned_op_done(Request* r) { --r->local_pending; }

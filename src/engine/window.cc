@@ -45,7 +45,8 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
       if (!reg) return reg.status().with_context("registering a window");
       w->registration = std::move(reg).value();
     }
-    auto words = transport_->allocate_atomic_words(kWindowLockWords);
+    auto words = transport_->allocate_atomic_words(kWindowLockWords +
+                                                   2 * static_cast<std::size_t>(comm->size()));
     if (!words) return words.status().with_context("a window's lock words");
     w->lock_words = std::move(words).value();
   }
@@ -97,7 +98,13 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
     rw.lock_key.assign(at + longest[0], at + longest[0] + r.lock_key_length);
     w->ranks.push_back(std::move(rw));
   }
-  w->locks.assign(w->ranks.size(), HeldLock::kNone);
+  const std::size_t n = w->ranks.size();
+  w->locks.assign(n, HeldLock::kNone);
+  w->in_access_group.assign(n, 0);
+  w->posts_sent.assign(n, 0);
+  w->posts_taken.assign(n, 0);
+  w->completes_sent.assign(n, 0);
+  w->completes_taken.assign(n, 0);
   std::lock_guard lock(mutex_);
   windows_.push_back(std::move(w));
   return windows_.back().get();
@@ -179,11 +186,13 @@ Result<std::uint64_t> Engine::rma_target(Window* w, std::size_t bytes, int targe
   if (w == nullptr) return Status(ErrorCode::kInvalidWindow, "null window");
   TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
   if (target == kProcNull) return std::uint64_t{0};
-  if (!w->epoch_open && !w->locked_all &&
-      w->locks[static_cast<std::size_t>(target)] == HeldLock::kNone) {
+  const auto t = static_cast<std::size_t>(target);
+  if (!w->epoch_open && !w->locked_all && w->locks[t] == HeldLock::kNone &&
+      !(w->access_open && w->in_access_group[t] != 0)) {
     return Status(ErrorCode::kRmaSync,
                   std::string(what) + " to rank " + std::to_string(target) +
-                      " outside an access epoch (no MPI_Win_fence yet, and no lock on it)");
+                      " outside an access epoch (no MPI_Win_fence yet, no lock on it, not in "
+                      "MPI_Win_start's group)");
   }
   const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   const std::uint64_t unit = static_cast<std::uint64_t>(rw.disp_unit);

@@ -7,6 +7,9 @@
 //  - passive target (window_lock.cc): MPI_Win_lock / lock_all take a lock
 //    word in the target's window by remote compare-and-swap, with no help
 //    from the target's application; unlock flushes, then releases it.
+//  - general active target (window_pscw.cc): MPI_Win_post / start /
+//    complete / wait count posts and completions in words of the peer's,
+//    one per (origin, target) pair, so each has one writer.
 // Accumulates (window_lock.cc) are a read-modify-write of the target's
 // memory under a second word of each rank's, the accumulate lock, so that
 // they are atomic with respect to each other whatever the operation,
@@ -45,6 +48,9 @@ enum WindowLockWord : unsigned {
   // Accumulates: 0 free, else world rank + 1 of the holder.
   kAccumulateLockWord = 1,
   kWindowLockWords = 2,
+  // Then, for a window of n ranks, n words counting the posts each rank
+  // made to this one, and n counting the completions each rank sent it
+  // (PSCW: window_pscw.cc).
 };
 inline constexpr std::uint64_t kExclusiveLock = std::uint64_t{1} << 63;
 
@@ -77,8 +83,15 @@ struct Window {
   std::vector<HeldLock> locks;                            // by target: MPI_Win_lock's
   bool locked_all = false;                                // MPI_Win_lock_all's
   bool unchecked_all = false;                             // ... with MPI_MODE_NOCHECK
-  int pending = 0;                                        // puts and gets not yet complete locally
-  Status error;  // the first failure among them, reported by the fence
+  // PSCW: the groups of the open access (start) and exposure (post)
+  // epochs, as ranks of `comm`; by rank, whether it is in the access group;
+  // and the counts of posts and completions sent and consumed, by peer.
+  std::vector<int> access_group, exposure_group;
+  std::vector<std::uint8_t> in_access_group;
+  bool access_open = false, exposure_open = false;
+  std::vector<std::uint64_t> posts_sent, posts_taken, completes_sent, completes_taken;
+  int pending = 0;  // puts and gets not yet complete locally
+  Status error;     // the first failure among them, reported by the fence
 };
 
 }  // namespace tagwire::engine

@@ -319,6 +319,11 @@ int MPI_Win_flush_all(MPI_Win win);
 int MPI_Win_flush_local(int rank, MPI_Win win);
 int MPI_Win_flush_local_all(MPI_Win win);
 int MPI_Win_sync(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int* flag);
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
@@ -820,6 +825,11 @@ int PMPI_Win_flush_all(MPI_Win win);
 int PMPI_Win_flush_local(int rank, MPI_Win win);
 int PMPI_Win_flush_local_all(MPI_Win win);
 int PMPI_Win_sync(MPI_Win win);
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_complete(MPI_Win win);
+int PMPI_Win_wait(MPI_Win win);
+int PMPI_Win_test(MPI_Win win, int* flag);
 int PMPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
@@ -830,8 +840,7 @@ int PMPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
 int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
 int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
-                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Win win);
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
 int PMPI_Win_get_group(MPI_Win win, MPI_Group* group);
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
                            MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,

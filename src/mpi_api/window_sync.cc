@@ -1,8 +1,11 @@
-// Passive-target synchronisation: MPI_Win_lock / unlock, lock_all /
-// unlock_all, the flush family and MPI_Win_sync, over the engine's lock
-// words (engine/window.h). The target's application takes no part.
+// Passive-target synchronisation (MPI_Win_lock / unlock, lock_all /
+// unlock_all, the flush family, MPI_Win_sync) and general active target
+// (MPI_Win_post / start / complete / wait / test), over the engine's lock
+// words (engine/window.h). Neither asks the peer's application for help.
+#include <algorithm>
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "mpi_api/state.h"
 #include "mpi_api/windows.h"
@@ -31,9 +34,79 @@ Status check_flush_rank(const WinEntry& entry, int rank) {
   return Status::ok();
 }
 
+// A group's members as ranks of the window's group (post and start).
+Result<std::vector<int>> window_ranks_of(const WinEntry& entry, MPI_Group group) {
+  auto members = group_members(group);
+  if (!members) return members.status();
+  std::vector<int> ranks;
+  ranks.reserve(members->size());
+  for (int world : *members) {
+    auto it = std::find(entry.members.begin(), entry.members.end(), world);
+    if (it == entry.members.end()) {
+      return Status(ErrorCode::kInvalidGroup, "world rank " + std::to_string(world) +
+                                                  " of the group is not in the window's group");
+    }
+    ranks.push_back(static_cast<int>(it - entry.members.begin()));
+  }
+  return ranks;
+}
+
+// Post and start take MPI_MODE_NOCHECK, NOSTORE and NOPUT (post) as hints:
+// the counts are kept whatever they say.
+Status check_epoch_assert(int assert, int allowed) {
+  if ((assert & ~allowed) != 0) {
+    return {ErrorCode::kInvalidArgument,
+            "assertion " + std::to_string(assert) + " has bits this call does not take"};
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 extern "C" {
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, check_epoch_assert(assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT));
+  auto ranks = window_ranks_of(**entry, group);
+  TW_WIN_TRY(win, ranks.status());
+  TW_WIN_TRY(win, E().win_post((*entry)->window, *ranks));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, check_epoch_assert(assert, MPI_MODE_NOCHECK));
+  auto ranks = window_ranks_of(**entry, group);
+  TW_WIN_TRY(win, ranks.status());
+  TW_WIN_TRY(win, E().win_start((*entry)->window, *ranks));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_complete(MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, E().win_complete((*entry)->window));
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_wait(MPI_Win win) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  TW_WIN_TRY(win, E().win_test((*entry)->window, true).status());
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_test(MPI_Win win, int* flag) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  auto done = E().win_test((*entry)->window, false);
+  TW_WIN_TRY(win, done.status());
+  *flag = *done ? 1 : 0;
+  return MPI_SUCCESS;
+}
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   auto entry = window_of(win);

@@ -1,7 +1,7 @@
-/* Passive-target one-sided communication and accumulates (issue 28):
+/* One-sided synchronisation beyond fence, and accumulates (issue 28):
  * MPI_Win_lock / unlock (exclusive and shared), lock_all / unlock_all, the
- * flush family, MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op and
- * MPI_Compare_and_swap, on every transport, with every rank hammering one
+ * flush family, post / start / complete / wait / test, MPI_Accumulate, MPI_Get_accumulate,
+ * MPI_Fetch_and_op and MPI_Compare_and_swap, on every transport, with every rank hammering one
  * target at once so that a lost update or a lock that lets two holders in
  * shows as a wrong count; and the errors under MPI_ERRORS_RETURN. Runs on
  * any number of ranks >= 2. */
@@ -202,6 +202,68 @@ static void lock_all_puts(void) {
   CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
 }
 
+/* PSCW on a ring, several epochs: each rank exposes its window to its
+ * left neighbour and accesses its right one, which sees the epoch's value
+ * after MPI_Win_wait; then every rank to every rank at once, with
+ * MPI_Win_test polled until the exposure ends. */
+static void post_start_complete_wait(void) {
+  int* slots = NULL;
+  MPI_Win win;
+  CHECK(MPI_Win_allocate(size * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slots,
+                         &win) == MPI_SUCCESS);
+  for (int i = 0; i < size; ++i) slots[i] = -1;
+  MPI_Group world_group, left_group, right_group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  MPI_Group_incl(world_group, 1, &left, &left_group);
+  MPI_Group_incl(world_group, 1, &right, &right_group);
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int epoch = 0; epoch < 20; ++epoch) {
+    const int value = epoch * 100 + rank;
+    CHECK(MPI_Win_post(left_group, 0, win) == MPI_SUCCESS);
+    CHECK(MPI_Win_start(right_group, 0, win) == MPI_SUCCESS);
+    CHECK(MPI_Put(&value, 1, MPI_INT, right, 0, 1, MPI_INT, win) == MPI_SUCCESS);
+    CHECK(MPI_Win_complete(win) == MPI_SUCCESS);
+    CHECK(MPI_Win_wait(win) == MPI_SUCCESS);
+    CHECK(slots[0] == epoch * 100 + left);
+  }
+  CHECK(MPI_Win_post(world_group, MPI_MODE_NOCHECK, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_start(world_group, 0, win) == MPI_SUCCESS);
+  const int value = 7000 + rank;
+  for (int t = 0; t < size; ++t) {
+    CHECK(MPI_Put(&value, 1, MPI_INT, t, rank, 1, MPI_INT, win) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Win_complete(win) == MPI_SUCCESS);
+  int flag = 0, polls = 0;
+  while (!flag && polls < 100000000) {
+    CHECK(MPI_Win_test(win, &flag) == MPI_SUCCESS);
+    ++polls;
+  }
+  CHECK(flag == 1);
+  int right_values = 1;
+  for (int r = 0; r < size; ++r) right_values &= slots[r] == 7000 + r;
+  CHECK(right_values);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  CHECK(tw_class(MPI_Win_complete(win)) == MPI_ERR_RMA_SYNC);
+  CHECK(tw_class(MPI_Win_wait(win)) == MPI_ERR_RMA_SYNC);
+  CHECK(tw_class(MPI_Win_test(win, &flag)) == MPI_ERR_RMA_SYNC);
+  /* Outside the start group there is no access epoch. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(MPI_Win_post(left_group, 0, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_start(right_group, 0, win) == MPI_SUCCESS);
+  if (size > 2) {
+    CHECK(tw_class(MPI_Put(&value, 1, MPI_INT, left, 0, 1, MPI_INT, win)) == MPI_ERR_RMA_SYNC);
+  }
+  CHECK(tw_class(MPI_Win_start(right_group, 0, win)) == MPI_ERR_RMA_SYNC);
+  CHECK(tw_class(MPI_Win_post(left_group, 0, win)) == MPI_ERR_RMA_SYNC);
+  CHECK(MPI_Win_complete(win) == MPI_SUCCESS);
+  CHECK(MPI_Win_wait(win) == MPI_SUCCESS);
+  MPI_Group_free(&left_group);
+  MPI_Group_free(&right_group);
+  MPI_Group_free(&world_group);
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
+}
+
 static void user_sum(void* in, void* inout, int* len, MPI_Datatype* type) {
   (void)type;
   for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((int*)in)[i];
@@ -266,6 +328,7 @@ int main(int argc, char** argv) {
   accumulate_arrays();
   compare_and_swap_election();
   lock_all_puts();
+  post_start_complete_wait();
   errors();
-  return tw_finish("passive_target") == 0 ? 0 : 1;
+  return tw_finish("rma_sync") == 0 ? 0 : 1;
 }
