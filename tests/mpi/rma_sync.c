@@ -234,11 +234,12 @@ static void post_start_complete_wait(void) {
     CHECK(MPI_Put(&value, 1, MPI_INT, t, rank, 1, MPI_INT, win) == MPI_SUCCESS);
   }
   CHECK(MPI_Win_complete(win) == MPI_SUCCESS);
-  int flag = 0, polls = 0;
-  while (!flag && polls < 100000000) {
-    CHECK(MPI_Win_test(win, &flag) == MPI_SUCCESS);
+  int flag = 0, polls = 0, rc = MPI_SUCCESS;
+  while (!flag && rc == MPI_SUCCESS && polls < 100000000) {
+    rc = MPI_Win_test(win, &flag);
     ++polls;
   }
+  CHECK(rc == MPI_SUCCESS);
   CHECK(flag == 1);
   int right_values = 1;
   for (int r = 0; r < size; ++r) right_values &= slots[r] == 7000 + r;
@@ -261,6 +262,40 @@ static void post_start_complete_wait(void) {
   MPI_Group_free(&left_group);
   MPI_Group_free(&right_group);
   MPI_Group_free(&world_group);
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
+}
+
+/* MPI_Rput / Rget / Raccumulate / Rget_accumulate under lock_all: the
+ * requests complete through MPI_Wait / Waitall with the data moved; a NULL
+ * request is refused before anything moves. */
+static void request_based(void) {
+  int* slots = NULL;
+  MPI_Win win;
+  CHECK(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slots,
+                         &win) == MPI_SUCCESS);
+  slots[0] = slots[1] = slots[2] = slots[3] = 0;
+  slots[3] = 40 + rank;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  CHECK(MPI_Win_lock_all(0, win) == MPI_SUCCESS);
+  int value = 300 + rank, got = -1, one = 1, before = -1;
+  MPI_Request r[4];
+  CHECK(MPI_Rput(&value, 1, MPI_INT, right, 0, 1, MPI_INT, win, &r[0]) == MPI_SUCCESS);
+  CHECK(MPI_Rget(&got, 1, MPI_INT, left, 3, 1, MPI_INT, win, &r[1]) == MPI_SUCCESS);
+  CHECK(MPI_Raccumulate(&one, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win, &r[2]) == MPI_SUCCESS);
+  CHECK(MPI_Rget_accumulate(&one, 1, MPI_INT, &before, 1, MPI_INT, 0, 2, 1, MPI_INT, MPI_SUM, win,
+                            &r[3]) == MPI_SUCCESS);
+  MPI_Status st;
+  CHECK(MPI_Wait(&r[0], &st) == MPI_SUCCESS && r[0] == MPI_REQUEST_NULL);
+  CHECK(MPI_Waitall(3, &r[1], MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  CHECK(got == 40 + left);
+  CHECK(before >= 0 && before < size);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  CHECK(tw_class(MPI_Rput(&value, 1, MPI_INT, right, 2, 1, MPI_INT, win, NULL)) == MPI_ERR_ARG);
+  CHECK(MPI_Win_unlock_all(win) == MPI_SUCCESS);
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(slots[0] == 300 + left);
+  if (rank == 0) CHECK(slots[1] == size && slots[2] == size);
   CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
 }
 
@@ -329,6 +364,7 @@ int main(int argc, char** argv) {
   compare_and_swap_election();
   lock_all_puts();
   post_start_complete_wait();
+  request_based();
   errors();
   return tw_finish("rma_sync") == 0 ? 0 : 1;
 }
