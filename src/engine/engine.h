@@ -274,6 +274,10 @@ class Engine final : public transport::Receiver,
 
   // One-sided communication (window.cc). Collective over `comm`.
   Result<Window*> win_create(void* base, std::size_t size, int disp_unit, Communicator* comm);
+  // The same over `size` bytes the transport allocates (zeroed; on shm in
+  // a segment the peers map, so their puts and gets are a memcpy), freed
+  // with the window; Window::base says where.
+  Result<Window*> win_allocate(std::size_t size, int disp_unit, Communicator* comm);
   // Collective: completes every access of the epoch first.
   Status win_free(Window* window);
   // Collective: ends the epoch (every put and get done at its target, then
@@ -581,6 +585,10 @@ class Engine final : public transport::Receiver,
                                    const char* what);
   Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp, bool put);
   static void on_rma_done(void* ctx, const Status& s);
+  // The part of win_create and win_allocate after the memory: lock words,
+  // and every rank's addresses and keys to every other (collective).
+  Result<Window*> win_open(void* base, std::size_t size, int disp_unit, Communicator* comm,
+                           std::unique_ptr<transport::Registration> registration);
   // Progresses until `op` finished (window.cc).
   void await(WindowOpWait& op);
   // The lock words of a window's rank (window_lock.cc): one

@@ -32,19 +32,46 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
                   "window displacement unit " + std::to_string(disp_unit) + " is not positive");
   }
   TAGWIRE_RETURN_IF_ERROR(check_buffer(base, size));
+  std::unique_ptr<transport::Registration> registration;
+  if (size > 0) {
+    std::lock_guard lock(mutex_);
+    auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
+    if (!reg) return reg.status().with_context("registering a window");
+    registration = std::move(reg).value();
+  }
+  return win_open(base, size, disp_unit, comm, std::move(registration));
+}
+
+Result<Window*> Engine::win_allocate(std::size_t size, int disp_unit, Communicator* comm) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  if (disp_unit <= 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "window displacement unit " + std::to_string(disp_unit) + " is not positive");
+  }
+  std::unique_ptr<transport::Registration> memory;
+  void* base = nullptr;
+  if (size > 0) {
+    std::lock_guard lock(mutex_);
+    auto m = transport_->allocate_window_memory(size);
+    if (!m)
+      return m.status().with_context("MPI_Win_allocate of " + std::to_string(size) + " bytes");
+    memory = std::move(m).value();
+    base = reinterpret_cast<void*>(memory->address());
+  }
+  return win_open(base, size, disp_unit, comm, std::move(memory));
+}
+
+Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Communicator* comm,
+                                 std::unique_ptr<transport::Registration> registration) {
   auto w = std::make_unique<Window>();
   w->engine = this;
   w->comm = comm;
   w->base = base;
   w->size = size;
   w->disp_unit = disp_unit;
+  w->registration = std::move(registration);
   {
     std::lock_guard lock(mutex_);
-    if (size > 0) {
-      auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
-      if (!reg) return reg.status().with_context("registering a window");
-      w->registration = std::move(reg).value();
-    }
     auto words = transport_->allocate_atomic_words(kWindowLockWords +
                                                    2 * static_cast<std::size_t>(comm->size()));
     if (!words) return words.status().with_context("a window's lock words");

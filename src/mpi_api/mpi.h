@@ -850,8 +850,7 @@ int PMPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype ori
 int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                          void* result_addr, int result_count, MPI_Datatype result_datatype,
                          int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                         MPI_Request* request);
+                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request);
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
 int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
 int PMPI_Win_complete(MPI_Win win);

@@ -102,9 +102,6 @@ struct WinEntry {
   std::map<int, void*> attributes;
   MPI_Aint size_attribute = 0;  // MPI_WIN_SIZE points here
   int disp_unit_attribute = 1;  // MPI_WIN_DISP_UNIT points here
-  // MPI_Win_allocate's memory (registered, engine::alloc_registered),
-  // given back after the window is freed; null for MPI_Win_create.
-  void* allocated = nullptr;
 };
 
 // A window attribute key (MPI_Win_create_keyval): windows are never

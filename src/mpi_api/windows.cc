@@ -85,52 +85,55 @@ Result<std::size_t> rma_bytes(int origin_count, MPI_Datatype origin_type, int ta
 
 extern "C" {
 
-int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                   MPI_Win* win) {
+// Checks what MPI_Win_create and MPI_Win_allocate share.
+static Result<engine::Communicator*> window_arguments(MPI_Aint size, MPI_Info info, MPI_Comm comm) {
   auto c = comm_of(comm);
-  TW_MPI_TRY(comm, c.status());
+  if (!c) return c;
   if (size < 0) {
-    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument,
-                            "window size " + std::to_string(size) + " is negative"));
+    return Status(ErrorCode::kInvalidArgument,
+                  "window size " + std::to_string(size) + " is negative");
   }
   if (info != MPI_INFO_NULL && state().infos.find(info) == nullptr && info != MPI_INFO_ENV) {
-    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidInfo, "info handle is not valid"));
+    return Status(ErrorCode::kInvalidInfo, "info handle is not valid");
   }
-  auto w = E().win_create(base, static_cast<std::size_t>(size), disp_unit, *c);
-  TW_MPI_TRY(comm, w.status());
+  return c;
+}
+
+// The handle of a window the engine made.
+static MPI_Win add_window(engine::Window* window, engine::Communicator* c, MPI_Comm comm,
+                          MPI_Aint size, int disp_unit) {
   auto entry = std::make_unique<WinEntry>();
-  entry->window = *w;
-  entry->members = (*c)->world_ranks();
+  entry->window = window;
+  entry->members = c->world_ranks();
   entry->size_attribute = size;
   entry->disp_unit_attribute = disp_unit;
   entry->errhandler = find_comm(comm)->errhandler;  // MPI: inherited from the communicator
-  *win = state().windows.add(std::move(entry));
+  return state().windows.add(std::move(entry));
+}
+
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win* win) {
+  auto c = window_arguments(size, info, comm);
+  TW_MPI_TRY(comm, c.status());
+  auto w = E().win_create(base, static_cast<std::size_t>(size), disp_unit, *c);
+  TW_MPI_TRY(comm, w.status());
+  *win = add_window(*w, *c, comm, size, disp_unit);
   return MPI_SUCCESS;
 }
 
-// MPI_Win_create over memory the library allocates (registered, as
-// MPI_Alloc_mem's), freed with the window.
+// MPI_Win_create over memory the transport allocates (engine/window.h:
+// on shm in a segment the peers map), freed with the window.
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                      MPI_Win* win) {
-  TW_MPI_TRY(comm, comm_of(comm).status());
+  auto c = window_arguments(size, info, comm);
+  TW_MPI_TRY(comm, c.status());
   if (baseptr == nullptr) {
     TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "baseptr is NULL"));
   }
-  if (size < 0) {
-    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument,
-                            "window size " + std::to_string(size) + " is negative"));
-  }
-  auto memory = E().alloc_registered(static_cast<std::size_t>(size));
-  TW_MPI_TRY(comm, memory.status());
-  const int rc = PMPI_Win_create(*memory, size, disp_unit, info, comm, win);
-  if (rc != MPI_SUCCESS) {
-    (void)E().free_registered(*memory);
-    return rc;
-  }
-  if (std::unique_ptr<WinEntry>* made = state().windows.find(*win); made != nullptr) {
-    (*made)->allocated = *memory;
-  }
-  *static_cast<void**>(baseptr) = *memory;
+  auto w = E().win_allocate(static_cast<std::size_t>(size), disp_unit, *c);
+  TW_MPI_TRY(comm, w.status());
+  *win = add_window(*w, *c, comm, size, disp_unit);
+  *static_cast<void**>(baseptr) = (*w)->base;
   return MPI_SUCCESS;
 }
 
@@ -173,12 +176,7 @@ int MPI_Win_free(MPI_Win* win) {
     (*entry)->attributes.erase(keyval);
   }
   const MPI_Errhandler handler = (*entry)->errhandler;
-  void* allocated = (*entry)->allocated;
   Status s = E().win_free((*entry)->window);
-  if (allocated != nullptr) {
-    Status freed = E().free_registered(allocated);
-    if (s.is_ok()) s = std::move(freed);
-  }
   state().windows.remove(*win);
   *win = MPI_WIN_NULL;
   return s.is_ok() ? MPI_SUCCESS : report_through(handler, __func__, s);

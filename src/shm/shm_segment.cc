@@ -34,6 +34,17 @@ Result<SharedSegment> SharedSegment::create(const std::string& name, std::size_t
     ::shm_unlink(name.c_str());
     return s;
   }
+  // The pages reserved now: a /dev/shm too small is an error here, not a
+  // SIGBUS at the first touch. (A file system without fallocate says
+  // EOPNOTSUPP, and keeps the old behaviour.)
+  if (const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+      rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+    errno = rc;
+    Status s = os_error("reserving the shared segment's pages (is /dev/shm full?)", name);
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return s;
+  }
   auto data = map(fd, bytes, name);
   ::close(fd);
   if (!data) {

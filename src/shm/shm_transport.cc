@@ -330,26 +330,30 @@ class ShmTransportImpl final : public transport::Transport {
 
   Result<std::unique_ptr<transport::Registration>> allocate_atomic_words(
       std::size_t count) override {
-    const std::uint32_t id = next_words_id_++;
-    const std::size_t bytes = std::max<std::size_t>(count * sizeof(std::uint64_t), 8);
-    auto segment = SharedSegment::create(words_name(name_, id), bytes);
-    if (!segment) return segment.status();
-    PackedKey key;
-    key.kind = KeyKind::kSharedWords;
-    key.pid = me_.pid;
-    key.address = reinterpret_cast<std::uint64_t>(segment->data());
-    key.length = bytes;
-    key.words_id = id;
-    key.owner = options_.rank;
-    auto reg = std::make_unique<ShmRegistration>(key, &counters_, std::move(segment).value());
-    return std::unique_ptr<transport::Registration>(std::move(reg));
+    return allocate_shared(count * sizeof(std::uint64_t));
+  }
+
+  // A window's memory in a shared segment too: peers map it (attach_words)
+  // and read and write it with a memcpy instead of a system call.
+  // Where /dev/shm cannot hold it, the heap (and process_vm_readv) as for
+  // any window.
+  Result<std::unique_ptr<transport::Registration>> allocate_window_memory(
+      std::size_t bytes) override {
+    auto shared = allocate_shared(bytes);
+    if (shared) return shared;
+    TW_WARN("shm", shared.status().to_string() << "; this window's memory comes from the heap");
+    return Transport::allocate_window_memory(bytes);
   }
 
   Result<Issued> read(PeerId peer, std::span<std::uint8_t> local, std::uint64_t remote_address,
                       std::span<const std::uint8_t> remote_key, Completion) override {
     auto key = checked_key(peer, remote_key, remote_address, local.size());
     if (!key) return key.status();
-    if (local.size() >= kSharedReadFrom && peer != options_.rank) {
+    if (key->kind == KeyKind::kSharedWords) {
+      auto there = mapped(peer, *key, remote_address);
+      if (!there) return there.status();
+      std::memcpy(local.data(), *there, local.size());
+    } else if (local.size() >= kSharedReadFrom && peer != options_.rank) {
       TAGWIRE_RETURN_IF_ERROR(shared_read(peer, key->pid, local, remote_address));
     } else {
       TAGWIRE_RETURN_IF_ERROR(cross_memory(key->pid, peer, local.data(), remote_address,
@@ -364,8 +368,14 @@ class ShmTransportImpl final : public transport::Transport {
                        Completion) override {
     auto key = checked_key(peer, remote_key, remote_address, local.size());
     if (!key) return key.status();
-    TAGWIRE_RETURN_IF_ERROR(cross_memory(key->pid, peer, const_cast<std::uint8_t*>(local.data()),
-                                         remote_address, local.size(), /*write=*/true));
+    if (key->kind == KeyKind::kSharedWords) {
+      auto there = mapped(peer, *key, remote_address);
+      if (!there) return there.status();
+      std::memcpy(*there, local.data(), local.size());
+    } else {
+      TAGWIRE_RETURN_IF_ERROR(cross_memory(key->pid, peer, const_cast<std::uint8_t*>(local.data()),
+                                           remote_address, local.size(), /*write=*/true));
+    }
     counters_.bytes_written += local.size();
     return Issued::kDone;
   }
@@ -386,10 +396,9 @@ class ShmTransportImpl final : public transport::Transport {
       return Status(ErrorCode::kUnsupported,
                     "shared memory: compare-and-swap needs words from allocate_atomic_words");
     }
-    auto words = attach_words(peer, *key);
-    if (!words) return words.status();
-    auto* word =
-        reinterpret_cast<std::uint64_t*>(words.value()->data() + (remote_address - key->address));
+    auto there = mapped(peer, *key, remote_address);
+    if (!there) return there.status();
+    auto* word = reinterpret_cast<std::uint64_t*>(*there);
     std::atomic_ref<std::uint64_t> target(*word);
     std::uint64_t seen = expected;
     target.compare_exchange_strong(seen, desired, std::memory_order_acq_rel);
@@ -684,6 +693,32 @@ class ShmTransportImpl final : public transport::Transport {
     auto segment = SharedSegment::attach(words_name(p.address.name, key.words_id), key.length);
     if (!segment) return segment.status().with_context("rank " + std::to_string(peer) + "'s words");
     return &p.words.emplace(key.words_id, std::move(segment).value()).first->second;
+  }
+
+  // Where `remote_address` of a peer's shared segment (kSharedWords) is in
+  // this process: its own address for this rank, else in the mapping.
+  Result<std::uint8_t*> mapped(PeerId peer, const PackedKey& key, std::uint64_t remote_address) {
+    if (peer == options_.rank) return reinterpret_cast<std::uint8_t*>(remote_address);
+    auto segment = attach_words(peer, key);
+    if (!segment) return segment.status();
+    return segment.value()->data() + (remote_address - key.address);
+  }
+
+  // A zeroed shared segment of `bytes`, registered: peers map it by name.
+  Result<std::unique_ptr<transport::Registration>> allocate_shared(std::size_t bytes) {
+    const std::uint32_t id = next_words_id_++;
+    bytes = std::max<std::size_t>(bytes, 8);
+    auto segment = SharedSegment::create(words_name(name_, id), bytes);
+    if (!segment) return segment.status();
+    PackedKey key;
+    key.kind = KeyKind::kSharedWords;
+    key.pid = me_.pid;
+    key.address = reinterpret_cast<std::uint64_t>(segment->data());
+    key.length = bytes;
+    key.words_id = id;
+    key.owner = options_.rank;
+    auto reg = std::make_unique<ShmRegistration>(key, &counters_, std::move(segment).value());
+    return std::unique_ptr<transport::Registration>(std::move(reg));
   }
 
   Result<PackedKey> checked_key(PeerId peer, std::span<const std::uint8_t> bytes,

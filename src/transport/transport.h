@@ -153,6 +153,13 @@ class Transport {
   // each other's memory (shm) puts them where a peer's CAS is a CPU atomic.
   virtual Result<std::unique_ptr<Registration>> allocate_atomic_words(std::size_t count);
 
+  // `bytes` of zeroed memory for a window the library allocates
+  // (MPI_Win_allocate), registered for kReadAndWrite at address(), for as
+  // long as the registration. The default takes it from the heap; a
+  // transport whose peers map each other's memory (shm) puts it where a
+  // peer's read or write is a memcpy.
+  virtual Result<std::unique_ptr<Registration>> allocate_window_memory(std::size_t bytes);
+
   // Reads `local.size()` bytes at `remote_address` of `peer` into `local`.
   virtual Result<Issued> read(PeerId peer, std::span<std::uint8_t> local,
                               std::uint64_t remote_address,
