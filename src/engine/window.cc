@@ -125,6 +125,19 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
     rw.lock_key.assign(at + longest[0], at + longest[0] + r.lock_key_length);
     w->ranks.push_back(std::move(rw));
   }
+  {
+    std::lock_guard lock(mutex_);
+    for (std::size_t t = 0; t < w->ranks.size(); ++t) {
+      RemoteWindow& rw = w->ranks[t];
+      const int peer = comm->world_rank(static_cast<int>(t));
+      if (rw.size > 0 && !rw.key.empty()) {
+        rw.view = transport_->map_remote(peer, rw.key, rw.base, rw.size);
+      }
+      rw.lock_view = reinterpret_cast<std::uint64_t*>(
+          transport_->map_remote(peer, rw.lock_key, rw.lock_words,
+                                 (kWindowLockWords + 2 * w->ranks.size()) * sizeof(std::uint64_t)));
+    }
+  }
   const std::size_t n = w->ranks.size();
   w->locks.assign(n, HeldLock::kNone);
   w->in_access_group.assign(n, 0);
@@ -173,9 +186,13 @@ Status Engine::win_flush(Window* w) {
   Status local = win_flush_local(w);
   if (w == nullptr) return local;
   // ... then remote completion: the puts are in their targets' memory.
+  // Nothing to wait for when every access since the last flush was a
+  // memcpy into a mapped window.
   WindowOpWait flush;
   {
     std::lock_guard lock(mutex_);
+    if (!w->unflushed) return local;
+    w->unflushed = false;
     auto issued = transport_->flush(flush.completion());
     if (!issued) return issued.status().with_context("flushing a window");
     if (*issued == transport::Issued::kDone) flush.finished = true;
@@ -254,11 +271,22 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
   if (origin.empty() || target == kProcNull) return Status::ok();
   const int peer = w->comm->world_rank(target);
   if (is_dead(peer)) return peer_failed_status(peer);
-  const auto& key = w->ranks[static_cast<std::size_t>(target)].key;
+  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
+  if (rw.view != nullptr) {  // mapped here: the access is complete at once
+    std::uint8_t* there = rw.view + (*address - rw.base);
+    if (put) {
+      std::memcpy(there, origin.data(), origin.size());
+    } else {
+      std::memcpy(origin.data(), there, origin.size());
+    }
+    return Status::ok();
+  }
+  const auto& key = rw.key;
   const transport::Completion done{&Engine::on_rma_done, w};
   auto issued = put ? transport_->write(peer, origin, *address, key, done)
                     : transport_->read(peer, origin, *address, key, done);
   if (!issued) return issued.status().with_context(what);
+  w->unflushed = true;
   if (*issued == transport::Issued::kPending) ++w->pending;
   return Status::ok();
 }

@@ -37,6 +37,11 @@ struct RemoteWindow {
   std::vector<std::uint8_t> key;
   std::uint64_t lock_words = 0;  // address of its WindowLockWord pair
   std::vector<std::uint8_t> lock_key;
+  // Where the window and the lock words are in this process when the
+  // transport maps them (Transport::map_remote; shm's MPI_Win_allocate):
+  // puts, gets and swaps there are a memcpy or a CPU atomic.
+  std::uint8_t* view = nullptr;
+  std::uint64_t* lock_view = nullptr;
 };
 
 // The two 64-bit words every rank of a window holds for the others'
@@ -90,8 +95,9 @@ struct Window {
   std::vector<std::uint8_t> in_access_group;
   bool access_open = false, exposure_open = false;
   std::vector<std::uint64_t> posts_sent, posts_taken, completes_sent, completes_taken;
-  int pending = 0;  // puts and gets not yet complete locally
-  Status error;     // the first failure among them, reported by the fence
+  int pending = 0;         // puts and gets not yet complete locally
+  bool unflushed = false;  // a put or get went through the transport since the last flush
+  Status error;            // the first failure among them, reported by the fence
 };
 
 }  // namespace tagwire::engine

@@ -16,6 +16,7 @@
 // A holder of an exclusive word is named in it, so a waiter learns when it
 // died (MPI_ERR_PROC_FAILED) instead of waiting for ever; the holders of a
 // shared count are not named, and a waiter on one that died waits.
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -40,6 +41,14 @@ int holder_of(std::uint64_t value, bool passive) {
 Result<std::uint64_t> Engine::lock_word_cas(Window* w, int target, unsigned word,
                                             std::uint64_t expected, std::uint64_t desired) {
   const int peer = w->comm->world_rank(target);
+  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
+  if (rw.lock_view != nullptr) {  // mapped here: the transport's atomic is this one
+    if (is_dead(peer)) return peer_failed_status(peer);
+    std::uint64_t seen = expected;
+    std::atomic_ref<std::uint64_t>(rw.lock_view[word])
+        .compare_exchange_strong(seen, desired, std::memory_order_acq_rel);
+    return seen;
+  }
   WindowOpWait op;
   std::uint64_t old = 0;
   {
@@ -49,7 +58,6 @@ Result<std::uint64_t> Engine::lock_word_cas(Window* w, int target, unsigned word
       return transport_->local_compare_and_swap(*w->lock_words, words + word, expected, desired);
     }
     if (is_dead(peer)) return peer_failed_status(peer);
-    const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
     auto issued = transport_->compare_and_swap(peer, rw.lock_words + word * 8, rw.lock_key,
                                                expected, desired, &old, op.completion());
     if (!issued) return issued.status();
@@ -223,9 +231,11 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
   const std::vector<std::uint8_t>& key = w->ranks[static_cast<std::size_t>(target)].key;
   std::vector<std::uint8_t> current(bytes);
   // One blocking read or write of the target's bytes.
+  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   auto move = [&](bool put) -> Status {
-    if (self) {
-      auto* there = reinterpret_cast<std::uint8_t*>(*address);
+    if (self || rw.view != nullptr) {
+      auto* there =
+          self ? reinterpret_cast<std::uint8_t*>(*address) : rw.view + (*address - rw.base);
       if (put) {
         std::memcpy(there, current.data(), bytes);
       } else {
@@ -239,6 +249,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
       auto issued = put ? transport_->write(peer, current, *address, key, op.completion())
                         : transport_->read(peer, current, *address, key, op.completion());
       if (!issued) return issued.status();
+      w->unflushed = true;
       if (*issued == transport::Issued::kDone) op.finished = true;
     }
     await(op);
@@ -252,7 +263,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     } else if (*write_back) {
       s = move(true);
       // In the target's memory before the next holder reads it.
-      if (s.is_ok() && !self) s = win_flush(w);
+      if (s.is_ok() && !self && rw.view == nullptr) s = win_flush(w);
     }
   }
   Status released = release_word(w, target, kAccumulateLockWord, true);

@@ -335,6 +335,14 @@ class ShmTransportImpl final : public transport::Transport {
 
   // A window's memory in a shared segment too: peers map it (attach_words)
   // and read and write it with a memcpy instead of a system call.
+  std::uint8_t* map_remote(PeerId peer, std::span<const std::uint8_t> remote_key,
+                           std::uint64_t remote_address, std::size_t length) override {
+    auto key = checked_key(peer, remote_key, remote_address, length);
+    if (!key || key->kind != KeyKind::kSharedWords) return nullptr;
+    auto there = mapped(peer, *key, remote_address);
+    return there ? *there : nullptr;
+  }
+
   // Where /dev/shm cannot hold it, the heap (and process_vm_readv) as for
   // any window.
   Result<std::unique_ptr<transport::Registration>> allocate_window_memory(

@@ -160,6 +160,17 @@ class Transport {
   // peer's read or write is a memcpy.
   virtual Result<std::unique_ptr<Registration>> allocate_window_memory(std::size_t bytes);
 
+  // Where `length` bytes of `peer`'s memory at `remote_address` (under
+  // `remote_key`) are in this process, for a transport whose peers map
+  // each other's memory (shm's shared segments): loads, stores and CPU
+  // atomics there are the peer's memory, and atomic with respect to the
+  // transport's compare_and_swap. Null where only read(), write() and
+  // compare_and_swap() reach it (the default).
+  virtual std::uint8_t* map_remote(PeerId /*peer*/, std::span<const std::uint8_t> /*remote_key*/,
+                                   std::uint64_t /*remote_address*/, std::size_t /*length*/) {
+    return nullptr;
+  }
+
   // Reads `local.size()` bytes at `remote_address` of `peer` into `local`.
   virtual Result<Issued> read(PeerId peer, std::span<std::uint8_t> local,
                               std::uint64_t remote_address,
