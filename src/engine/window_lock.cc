@@ -43,7 +43,10 @@ Result<std::uint64_t> Engine::lock_word_cas(Window* w, int target, unsigned word
   const int peer = w->comm->world_rank(target);
   const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   if (rw.lock_view != nullptr) {  // mapped here: the transport's atomic is this one
-    if (is_dead(peer)) return peer_failed_status(peer);
+    {
+      std::lock_guard lock(mutex_);  // the dead set changes under it
+      if (is_dead(peer)) return peer_failed_status(peer);
+    }
     std::uint64_t seen = expected;
     std::atomic_ref<std::uint64_t>(rw.lock_view[word])
         .compare_exchange_strong(seen, desired, std::memory_order_acq_rel);
@@ -79,20 +82,20 @@ Status Engine::lock_word_swap(Window* w, int target, unsigned word, WordSwap swa
     auto old = lock_word_cas(w, target, word, swap.expected, swap.desired);
     if (!old) return old.status().with_context(what);
     if (*old == swap.expected) return Status::ok();
-    const int holder = holder_of(*old, word == kPassiveLockWord);
-    if (holder >= 0 && is_dead(holder)) {
-      return peer_failed_status(holder).with_context(std::string(what) + ": held by rank " +
-                                                     std::to_string(holder) + ", which died");
-    }
     const std::optional<WordSwap> next = plan(*old);
     if (!next) {
       return Status(ErrorCode::kInternal, std::string(what) + ": the lock word holds " +
                                               std::to_string(*old) + ", not a state we left");
     }
     swap = *next;
+    const int holder = holder_of(*old, word == kPassiveLockWord);
     unsigned n;
     {
       std::lock_guard lock(mutex_);
+      if (holder >= 0 && is_dead(holder)) {
+        return peer_failed_status(holder).with_context(std::string(what) + ": held by rank " +
+                                                       std::to_string(holder) + ", which died");
+      }
       n = progress_locked();
     }
     idle.turn(n != 0);
@@ -221,12 +224,14 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
   {
     std::lock_guard lock(mutex_);
     address = rma_target(w, bytes, target, disp, what);
+    if (address && target != kProcNull && is_dead(w->comm->world_rank(target))) {
+      return peer_failed_status(w->comm->world_rank(target));
+    }
   }
   if (!address) return address.status();
   if (target == kProcNull || bytes == 0) return Status::ok();
   const int peer = w->comm->world_rank(target);
   const bool self = peer == world_rank();
-  if (is_dead(peer)) return peer_failed_status(peer);
   TAGWIRE_RETURN_IF_ERROR(acquire_word(w, target, kAccumulateLockWord, true));
   const std::vector<std::uint8_t>& key = w->ranks[static_cast<std::size_t>(target)].key;
   std::vector<std::uint8_t> current(bytes);
