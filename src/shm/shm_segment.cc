@@ -25,7 +25,8 @@ Result<std::uint8_t*> map(int fd, std::size_t bytes, const std::string& name) {
 
 }  // namespace
 
-Result<SharedSegment> SharedSegment::create(const std::string& name, std::size_t bytes) {
+Result<SharedSegment> SharedSegment::create(const std::string& name, std::size_t bytes,
+                                            bool reserve) {
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) return os_error("shm_open (create)", name);
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -34,10 +35,8 @@ Result<SharedSegment> SharedSegment::create(const std::string& name, std::size_t
     ::shm_unlink(name.c_str());
     return s;
   }
-  // The pages reserved now: a /dev/shm too small is an error here, not a
-  // SIGBUS at the first touch. (A file system without fallocate says
-  // EOPNOTSUPP, and keeps the old behaviour.)
-  if (const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  // (A file system without fallocate says EOPNOTSUPP: pages as touched.)
+  if (const int rc = reserve ? ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)) : 0;
       rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
     errno = rc;
     Status s = os_error("reserving the shared segment's pages (is /dev/shm full?)", name);

@@ -15,7 +15,11 @@ class SharedSegment {
  public:
   SharedSegment() = default;
   // Creates `name` (it must not exist) of `bytes` zeroed bytes, and maps it.
-  static Result<SharedSegment> create(const std::string& name, std::size_t bytes);
+  // `reserve`: its pages are taken now, so that a /dev/shm too small is an
+  // error here rather than a SIGBUS at the first touch (a window's memory);
+  // without, pages come as they are touched (the rings, mostly untouched).
+  static Result<SharedSegment> create(const std::string& name, std::size_t bytes,
+                                      bool reserve = false);
   // Maps an existing segment, which must hold at least `bytes`.
   static Result<SharedSegment> attach(const std::string& name, std::size_t bytes);
 

@@ -716,7 +716,7 @@ class ShmTransportImpl final : public transport::Transport {
   Result<std::unique_ptr<transport::Registration>> allocate_shared(std::size_t bytes) {
     const std::uint32_t id = next_words_id_++;
     bytes = std::max<std::size_t>(bytes, 8);
-    auto segment = SharedSegment::create(words_name(name_, id), bytes);
+    auto segment = SharedSegment::create(words_name(name_, id), bytes, /*reserve=*/true);
     if (!segment) return segment.status();
     PackedKey key;
     key.kind = KeyKind::kSharedWords;
