@@ -151,7 +151,6 @@ Result<bool> Engine::win_test(Window* w, bool block) {
     Status s = take_word(w, o, complete_word(*w, o), &w->completes_taken[i], "MPI_Win_wait");
     if (first.is_ok()) first = s;
   }
-  std::atomic_thread_fence(std::memory_order_acquire);
   w->exposure_group.clear();
   w->exposure_open = false;
   if (!first.is_ok()) return first;
