@@ -589,8 +589,25 @@ class Engine final : public transport::Receiver,
   // and every rank's addresses and keys to every other (collective).
   Result<Window*> win_open(void* base, std::size_t size, int disp_unit, Communicator* comm,
                            std::unique_ptr<transport::Registration> registration);
+  // Progresses until `done()`, asked under the engine lock, says so; the
+  // blocking waits of the window code (window*.cc) share it.
+  template <typename Done>
+  void progress_until(Done done) {
+    IdleBackoff idle;
+    for (;;) {
+      unsigned n;
+      {
+        std::lock_guard lock(mutex_);
+        if (done()) return;
+        n = progress_locked();
+      }
+      idle.turn(n != 0);
+    }
+  }
   // Progresses until `op` finished (window.cc).
-  void await(WindowOpWait& op);
+  void await(WindowOpWait& op) {
+    progress_until([&] { return op.finished; });
+  }
   // The lock words of a window's rank (window_lock.cc): one
   // compare-and-swap, blocking; the swap retried until it takes; taking
   // and giving back a word.

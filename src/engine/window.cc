@@ -72,8 +72,8 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
   w->registration = std::move(registration);
   {
     std::lock_guard lock(mutex_);
-    auto words = transport_->allocate_atomic_words(kWindowLockWords +
-                                                   2 * static_cast<std::size_t>(comm->size()));
+    auto words = transport_->allocate_atomic_words(
+        window_lock_words(static_cast<std::size_t>(comm->size())));
     if (!words) return words.status().with_context("a window's lock words");
     w->lock_words = std::move(words).value();
   }
@@ -135,7 +135,7 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
       }
       rw.lock_view = reinterpret_cast<std::uint64_t*>(
           transport_->map_remote(peer, rw.lock_key, rw.lock_words,
-                                 (kWindowLockWords + 2 * w->ranks.size()) * sizeof(std::uint64_t)));
+                                 window_lock_words(w->ranks.size()) * sizeof(std::uint64_t)));
     }
   }
   const std::size_t n = w->ranks.size();
@@ -150,31 +150,9 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
   return windows_.back().get();
 }
 
-void Engine::await(WindowOpWait& op) {
-  IdleBackoff idle;
-  for (;;) {
-    unsigned n;
-    {
-      std::lock_guard lock(mutex_);
-      if (op.finished) return;
-      n = progress_locked();
-    }
-    idle.turn(n != 0);
-  }
-}
-
 Status Engine::win_flush_local(Window* w) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
-  IdleBackoff idle;
-  for (;;) {
-    unsigned n;
-    {
-      std::lock_guard lock(mutex_);
-      if (w->pending == 0) break;
-      n = progress_locked();
-    }
-    idle.turn(n != 0);
-  }
+  progress_until([&] { return w->pending == 0; });
   std::lock_guard lock(mutex_);
   Status first = w->error;
   w->error = Status::ok();

@@ -58,6 +58,10 @@ enum WindowLockWord : unsigned {
   // (PSCW: window_pscw.cc).
 };
 inline constexpr std::uint64_t kExclusiveLock = std::uint64_t{1} << 63;
+// All of a rank's words in a window of `ranks` ranks.
+constexpr std::size_t window_lock_words(std::size_t ranks) {
+  return kWindowLockWords + 2 * ranks;
+}
 
 // One transport operation a blocking window call waits for
 // (Engine::await).

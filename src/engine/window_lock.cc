@@ -224,19 +224,19 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
   {
     std::lock_guard lock(mutex_);
     address = rma_target(w, bytes, target, disp, what);
-    if (address && target != kProcNull && is_dead(w->comm->world_rank(target))) {
+    if (!address) return address.status();
+    if (target == kProcNull) return Status::ok();
+    if (is_dead(w->comm->world_rank(target))) {
       return peer_failed_status(w->comm->world_rank(target));
     }
+    if (bytes == 0) return Status::ok();
   }
-  if (!address) return address.status();
-  if (target == kProcNull || bytes == 0) return Status::ok();
   const int peer = w->comm->world_rank(target);
   const bool self = peer == world_rank();
+  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   TAGWIRE_RETURN_IF_ERROR(acquire_word(w, target, kAccumulateLockWord, true));
-  const std::vector<std::uint8_t>& key = w->ranks[static_cast<std::size_t>(target)].key;
   std::vector<std::uint8_t> current(bytes);
   // One blocking read or write of the target's bytes.
-  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   auto move = [&](bool put) -> Status {
     if (self || rw.view != nullptr) {
       auto* there =
@@ -251,8 +251,8 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     WindowOpWait op;
     {
       std::lock_guard lock(mutex_);
-      auto issued = put ? transport_->write(peer, current, *address, key, op.completion())
-                        : transport_->read(peer, current, *address, key, op.completion());
+      auto issued = put ? transport_->write(peer, current, *address, rw.key, op.completion())
+                        : transport_->read(peer, current, *address, rw.key, op.completion());
       if (!issued) return issued.status();
       w->unflushed = true;
       if (*issued == transport::Issued::kDone) op.finished = true;

@@ -14,7 +14,6 @@
 #include <string>
 
 #include "engine/engine.h"
-#include "engine/idle_backoff.h"
 
 namespace tagwire::engine {
 
@@ -64,16 +63,12 @@ Status Engine::bump_word(Window* w, int target, unsigned word, std::uint64_t* se
 // takes one. A dead `from` ends the wait.
 Status Engine::take_word(Window* w, int from, unsigned word, std::uint64_t* taken,
                          const char* what) {
-  IdleBackoff idle;
   const int peer = w->comm->world_rank(from);
-  while (own_word(*w, word) <= *taken) {
-    unsigned n;
-    {
-      std::lock_guard lock(mutex_);
-      if (is_dead(peer)) return peer_failed_status(peer).with_context(what);
-      n = progress_locked();
-    }
-    idle.turn(n != 0);
+  bool dead = false;
+  progress_until([&] { return own_word(*w, word) > *taken || (dead = is_dead(peer)); });
+  if (dead) {
+    std::lock_guard lock(mutex_);
+    return peer_failed_status(peer).with_context(what);
   }
   ++*taken;
   return Status::ok();
