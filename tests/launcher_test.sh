@@ -189,13 +189,16 @@ check "... the launcher says which rank" 1 "$(grep -c 'rank 1 exited (status 0) 
 check "... within 10 s" 1 "$(((SECONDS - start) < 10))"
 
 # A rank killed mid-transfer: a rendezvous read from it, eager sends queued
-# to it, a rendezvous send to it. Every survivor's operation returns (UCX
-# never completes operations to a dead peer: the engine completes them
-# itself), nobody hangs in MPI_Finalize, and the status is the dead rank's.
+# to it, a rendezvous send to it (0, 1); or while the others wait for it in
+# MPI_Finalize (2). Every survivor's operation returns (UCX never completes
+# operations to a dead peer: the engine completes them itself), nobody
+# hangs in MPI_Finalize, and the status is the dead rank's, also when the
+# survivors saw the death (UCX finds the rank's memory gone) and entered
+# the launcher's exchange before the launcher reaped it.
 # (UCX over TCP is not here: UCX 1.13 itself sometimes asserts when it
 # connects to a peer that died; docs/using-tagwire.md.)
 for transport in shm ucx; do
-  for when in 0 1; do
+  for when in 0 1 2; do
     start=$SECONDS
     out=$(TAGWIRE_TRANSPORT=$transport UCX_TLS=sm,self "$run" -n 4 --grace 30 --timeout 60 "$peer_kill" $when 2>&1)
     check "rank killed mid-transfer ($transport, $when): the dead rank's status" 137 $?

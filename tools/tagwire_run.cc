@@ -413,9 +413,26 @@ class Launcher {
     clients_.erase(fd);
     ::close(fd);
     if (c.rank >= 0 && (c.has_part || round_parts_ > 0)) {
-      // Its peers are waiting in an exchange that can never finish.
+      // A killed rank's connection closes before its exit can be reaped
+      // (the kernel closes a dying process's files before it tells the
+      // parent): a death in an exchange (MPI_Finalize's barrier, say) is
+      // reported as the death it is, its signal the job's status, rather
+      // than as a rank that left.
+      if (reaped_soon(c.rank, std::chrono::milliseconds(500))) return;
+      // Alive and gone: its peers wait in an exchange that can never finish.
       fail(c.rank, 1,
            "rank " + std::to_string(c.rank) + " left during a bootstrap exchange (" + why + ")");
+    }
+  }
+
+  // Whether rank r's process ends (and is reaped) within `limit`.
+  bool reaped_soon(int r, std::chrono::milliseconds limit) {
+    const auto deadline = Clock::now() + limit;
+    for (;;) {
+      reap();
+      if (!ranks_[static_cast<std::size_t>(r)].running) return true;
+      if (Clock::now() > deadline) return false;
+      ::usleep(1000);
     }
   }
 

@@ -60,22 +60,16 @@ class [[nodiscard]] Status {
  public:
   Status() = default;  // success
   Status(ErrorCode code, std::string message)
-      : code_(code), message_(std::make_unique<std::string>(std::move(message))) {}
-  // An ok Status is a code and a null pointer: building, copying and
+      : code_(code), message_(std::make_shared<const std::string>(std::move(message))) {}
+  // An ok Status is a code and null pointers: building, copying and
   // dropping one costs a few instructions, which matters because every
   // call on the message path makes several (the string was a tenth of an
-  // 8-byte ping-pong's instructions).
-  Status(const Status& other)
-      : code_(other.code_),
-        message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
+  // 8-byte ping-pong's instructions). An error's message is immutable and
+  // shared by its copies: when a peer dies, each of thousands of pending
+  // requests takes a copy of one error without allocating.
+  Status(const Status&) = default;
   Status(Status&&) noexcept = default;
-  Status& operator=(const Status& other) {
-    if (this != &other) {
-      code_ = other.code_;
-      message_ = other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr;
-    }
-    return *this;
-  }
+  Status& operator=(const Status&) = default;
   Status& operator=(Status&&) noexcept = default;
   ~Status() = default;
 
@@ -97,7 +91,7 @@ class [[nodiscard]] Status {
   static const std::string& empty_message();
 
   ErrorCode code_ = ErrorCode::kOk;
-  std::unique_ptr<std::string> message_;
+  std::shared_ptr<const std::string> message_;
 };
 
 // A value or the Status that explains why there is none.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,10 +98,13 @@ class UcxRegistration final : public transport::Registration {
 
 // UCX objects left to the process's exit (~UcxTransportImpl says when and
 // why), listed from a global so that they stay reachable: held on
-// purpose, which a leak checker must not report as lost.
+// purpose, which a leak checker must not report as lost. With them go the
+// Operations of requests the worker still holds (a read from a peer that
+// died): their callbacks could still run, had anyone progressed it.
 struct KeptForExit {
   ucp_context_h context;
   ucp_worker_h worker;
+  std::vector<std::unique_ptr<Operation>> operations;
   KeptForExit* next;
 };
 KeptForExit* g_kept_for_exit = nullptr;
@@ -115,7 +119,7 @@ class UcxTransportImpl final : public transport::Transport {
 
   ~UcxTransportImpl() override {
     // From here UCX may still complete operations (a forced close cancels
-    // what was in flight): their callbacks free them and tell nobody, for
+    // what was in flight): their callbacks tell nobody, for
     // the engine's requests are gone.
     closing_ = true;
     if (teardown_unsafe()) {
@@ -133,8 +137,8 @@ class UcxTransportImpl final : public transport::Transport {
       TW_INFO("ucx", (unfinished_close_ ? "a close did not finish" : "a peer died")
                          << ": the UCX worker is left to the process's exit");
       address_ = WorkerAddress{};  // the worker is still there to take it
-      g_kept_for_exit = new KeptForExit{context_.release(), worker_.release(), g_kept_for_exit};
-      for (Operation* op : free_ops_) delete op;  // UCX holds none of these
+      g_kept_for_exit = new KeptForExit{context_.release(), worker_.release(),
+                                        std::move(operations_), g_kept_for_exit};
       return;
     }
     // Endpoints must go before the worker. disconnect_all closed every one
@@ -152,7 +156,11 @@ class UcxTransportImpl final : public transport::Transport {
     // find this object whole. Its address is released first, with it.
     address_ = WorkerAddress{};
     worker_.reset();
-    for (Operation* op : free_ops_) delete op;
+    // An operation UCX never finished (a read from a peer that died) still
+    // holds its remote key, which the worker freed with itself ("not
+    // returned to mpool ucp_rkeys"): destroying it now would touch freed
+    // memory.
+    for (auto& op : operations_) (void)op->rkey.release();
   }
 
   std::string_view name() const override { return "ucx"; }
@@ -473,7 +481,7 @@ class UcxTransportImpl final : public transport::Transport {
   Operation* new_operation(Completion done) {
     Operation* op;
     if (free_ops_.empty()) {
-      op = new Operation;
+      op = operations_.emplace_back(std::make_unique<Operation>()).get();
     } else {
       op = free_ops_.back();
       free_ops_.pop_back();
@@ -503,13 +511,12 @@ class UcxTransportImpl final : public transport::Transport {
   static void on_send_done(void* request, ucs_status_t status, void* user_data) {
     auto* op = static_cast<Operation*>(user_data);
     ucp_request_free(request);
-    if (op->owner->closing_) {
-      delete op;
-      return;
-    }
+    UcxTransportImpl* owner = op->owner;
+    if (owner->closing_) return;  // operations_ frees it with the transport
     Completion done = op->done;
-    op->owner->release_operation(op);
-    done(status == UCS_OK ? Status::ok() : ucx_error("UCX operation", status));
+    owner->release_operation(op);
+    // A copy (no allocation): the callback may meet another failure.
+    done(status == UCS_OK ? Status::ok() : Status(owner->operation_error(status)));
   }
 
   static ucs_status_t on_am(void* arg, const void* header, std::size_t header_length, void* data,
@@ -596,7 +603,23 @@ class UcxTransportImpl final : public transport::Transport {
   transport::Receiver* receiver_ = nullptr;
   // Whether UCX's transports here take the peer error mode (endpoint()).
   enum class PeerMode { kUnknown, kWorks, kRefused } peer_mode_ = PeerMode::kUnknown;
+  // The error an operation ended with. A failed endpoint fails every
+  // operation queued on it in one go (20,000 eager sends to a rank that
+  // died): one Status per kind of failure, shared by all of them.
+  const Status& operation_error(ucs_status_t status) {
+    if (last_error_code_ != status || last_error_.is_ok()) {
+      last_error_ = ucx_error("UCX operation", status);
+      last_error_code_ = status;
+    }
+    return last_error_;
+  }
+
+  // Every Operation made, in flight or free: in flight, only UCX's request
+  // (memory a leak checker does not scan) points to it.
+  std::vector<std::unique_ptr<Operation>> operations_;
   std::vector<Operation*> free_ops_;
+  Status last_error_;  // operation_error()'s
+  ucs_status_t last_error_code_ = UCS_OK;
   bool closing_ = false;           // in the destructor: completions tell nobody
   bool unfinished_close_ = false;  // a close wait_requests gave up on
 

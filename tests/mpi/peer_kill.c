@@ -3,7 +3,9 @@
  * rank 1 has 20,000 eager sends queued towards it and rank 3 sends it
  * 64 MiB (a rendezvous send whose FIN never comes). Argument 0: rank 2
  * dies 2 ms after posting its send; 1: 100 ms after start, before anyone
- * reached it. Every survivor's operation must return, with
+ * reached it; 2: 300 ms after start, while the others wait for it in
+ * MPI_Finalize (an exchange the launcher holds: the launcher must report
+ * the death, not a rank that left it). Every survivor's operation must return, with
  * MPI_ERR_PROC_FAILED (rank 1's eager sends may also have completed
  * locally before the death: MPI_SUCCESS, or MPI_ERR_IN_STATUS with each
  * failed one's status saying PROC_FAILED), within 5 s; each survivor then
@@ -25,7 +27,8 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  const int early = argc > 1 && atoi(argv[1]) == 0;
+  const int when = argc > 1 ? atoi(argv[1]) : 1;
+  const int early = when == 0;
   const size_t big = (size_t)64 << 20;
   char* buf = malloc(big);
   memset(buf, rank, big);
@@ -34,8 +37,10 @@ int main(int argc, char** argv) {
   if (rank == 2) {
     MPI_Request r;
     if (early) MPI_Isend(buf, (int)big, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &r);
-    usleep(early ? 2000 : 100000);
+    usleep(early ? 2000 : when == 1 ? 100000 : 300000);
     raise(SIGKILL);
+  } else if (when == 2) {
+    /* straight to MPI_Finalize */
   } else if (rank == 0) {
     int rc = MPI_Recv(buf, (int)big, MPI_CHAR, 2, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     ok = rc == MPI_ERR_PROC_FAILED;
