@@ -22,14 +22,14 @@ struct WireBuffer {
   std::unique_ptr<Staging> staging;
 };
 
-// The bytes of `count` elements of a predefined type (nearly every
-// message: one size and a multiply), or nothing for every other case,
+// The bytes of `count` elements of a predefined type but the pairs (nearly
+// every message: one size and a multiply), or nothing for every other case,
 // which wire_buffer() works out and reports. Always inlined: with a call
 // site in each of the nonblocking entry points GCC stopped inlining it,
 // and as a call it was ~26 instructions per message at each end.
 [[gnu::always_inline]] inline std::optional<std::size_t> predefined_bytes(int count,
                                                                           MPI_Datatype datatype) {
-  if (datatype > MPI_DATATYPE_NULL && datatype < kPredefinedTypeCount && count >= 0) {
+  if (datatype > MPI_DATATYPE_NULL && datatype < MPI_FLOAT_INT && count >= 0) {
     const std::size_t size = kPredefinedTypeSizes[datatype];
     if (size == 0 || static_cast<std::size_t>(count) <= kMaxMessageBytes / size) {
       return static_cast<std::size_t>(count) * size;

@@ -6,6 +6,7 @@
 #include "mpi_api/reduce_ops.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -67,28 +68,55 @@ constexpr std::size_t kTypeSizes[] = {
     1,                  // MPI_PACKED
     sizeof(MPI_Aint),   // MPI_AINT
     sizeof(MPI_Count),  // MPI_COUNT
-    // MINLOC / MAXLOC pairs: the C struct {value; int}, padding included, as
-    // one opaque element (so that collectives can reduce them in place).
-    sizeof(ValueIndex<float>),        // MPI_FLOAT_INT
-    sizeof(ValueIndex<double>),       // MPI_DOUBLE_INT
-    sizeof(ValueIndex<long>),         // MPI_LONG_INT
-    sizeof(ValueIndex<int>),          // MPI_2INT
-    sizeof(ValueIndex<short>),        // MPI_SHORT_INT
-    sizeof(ValueIndex<long double>),  // MPI_LONG_DOUBLE_INT
+    // MINLOC / MAXLOC pairs: the standard's type map {(value, 0), (int,
+    // offset)} holds a value and an int; the C struct's padding is in the
+    // extent (pair_layout), not the size: MPI_Type_size(MPI_DOUBLE_INT) is
+    // 12, as MPICH and Open MPI say.
+    sizeof(float) + sizeof(int),        // MPI_FLOAT_INT
+    sizeof(double) + sizeof(int),       // MPI_DOUBLE_INT
+    sizeof(long) + sizeof(int),         // MPI_LONG_INT
+    sizeof(int) + sizeof(int),          // MPI_2INT
+    sizeof(short) + sizeof(int),        // MPI_SHORT_INT
+    sizeof(long double) + sizeof(int),  // MPI_LONG_DOUBLE_INT
 };
 constexpr int kTypeCount = static_cast<int>(sizeof(kTypeSizes) / sizeof(kTypeSizes[0]));
+static_assert(kTypeCount == MPI_LONG_DOUBLE_INT + 1, "the pairs are the last predefined types");
 
-// The predefined layouts, indexed by handle: one run each.
+TypeLayout basic_layout(std::size_t size) {
+  // A C type's alignment is the largest power of two dividing its size, up
+  // to 16 (long double).
+  const std::size_t alignment = size == 0 ? 1 : std::min<std::size_t>(size & (~size + 1), 16);
+  return TypeLayout::basic(size, size, alignment);
+}
+
+// A MINLOC / MAXLOC pair laid out as C lays out ValueIndex<V>, the struct
+// the reductions read: the value, the int at its offset, the extent
+// padded to the struct's alignment (MPI_DOUBLE_INT: size 12, extent 16).
+template <typename V>
+TypeLayout pair_layout() {
+  const TypeLayout value = basic_layout(sizeof(V));
+  const TypeLayout index = basic_layout(sizeof(int));
+  const int blocks[] = {1, 1};
+  const std::ptrdiff_t displacements[] = {offsetof(ValueIndex<V>, value),
+                                          offsetof(ValueIndex<V>, index)};
+  const TypeLayout* const types[] = {&value, &index};
+  TypeLayout pair = TypeLayout::place(blocks, displacements, types, true).value();
+  pair.commit();
+  return pair;
+}
+
+// The predefined layouts, indexed by handle: one run each, but for the
+// pairs.
 const std::vector<TypeLayout>& predefined_layouts() {
   static const std::vector<TypeLayout> layouts = [] {
     std::vector<TypeLayout> v;
-    for (int t = 0; t < kTypeCount; ++t) {
-      const std::size_t size = kTypeSizes[t];
-      // A C type's alignment is the largest power of two dividing its size,
-      // up to 16 (long double); pairs take their struct's size alike.
-      const std::size_t alignment = size == 0 ? 1 : std::min<std::size_t>(size & (~size + 1), 16);
-      v.push_back(TypeLayout::basic(size, size, alignment));
-    }
+    for (int t = 0; t < MPI_FLOAT_INT; ++t) v.push_back(basic_layout(kTypeSizes[t]));
+    v.push_back(pair_layout<float>());
+    v.push_back(pair_layout<double>());
+    v.push_back(pair_layout<long>());
+    v.push_back(pair_layout<int>());
+    v.push_back(pair_layout<short>());
+    v.push_back(pair_layout<long double>());
     return v;
   }();
   return layouts;
@@ -97,7 +125,6 @@ const std::vector<TypeLayout>& predefined_layouts() {
 }  // namespace
 
 const std::size_t* const kPredefinedTypeSizes = kTypeSizes;
-const int kPredefinedTypeCount = kTypeCount;
 
 std::string object_name(const char* name) {
   std::string text(name);
@@ -279,6 +306,11 @@ Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype) {
   auto bytes = bytes_of(count, datatype);
   if (!bytes) return bytes;
   const TypeLayout* layout = *layout_of(datatype, true);
+  if (datatype >= MPI_FLOAT_INT && datatype <= MPI_LONG_DOUBLE_INT) {
+    // A pair is reduced in place as the C struct it is (ValueIndex), so
+    // these callers move whole structs, padding included.
+    return static_cast<std::size_t>(count) * static_cast<std::size_t>(layout->extent());
+  }
   if (!layout->contiguous() || layout->lower_bound() != 0) {
     return Status(ErrorCode::kInvalidType, "collectives take contiguous datatypes only (datatype " +
                                                std::to_string(datatype) +

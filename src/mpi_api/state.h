@@ -175,11 +175,12 @@ std::string line_prefix();
   return *state().engine;
 }
 
-// Predefined datatypes are handles 1 .. kPredefinedTypeCount-1, each one
-// contiguous run from offset 0 of kPredefinedTypeSizes[handle] bytes: the
-// point-to-point calls size them without a lookup.
+// Predefined datatypes are handles 1 .. MPI_LONG_DOUBLE_INT, of
+// kPredefinedTypeSizes[handle] bytes. Those below MPI_FLOAT_INT are each one
+// contiguous run from offset 0: the point-to-point calls size them without
+// a lookup. The pairs (MPI_FLOAT_INT .. MPI_LONG_DOUBLE_INT) have C's
+// padding in their extent (MPI_DOUBLE_INT: size 12, extent 16).
 extern const std::size_t* const kPredefinedTypeSizes;
-extern const int kPredefinedTypeCount;
 
 // No buffer is larger than user address space (2^47 bytes on x86-64 and
 // AArch64 with 4-level page tables): a count past it is a bad count, and
@@ -216,8 +217,9 @@ inline engine::Communicator* world_comm_of(MPI_Comm comm) {
 Result<const TypeLayout*> layout_of(MPI_Datatype datatype, bool need_commit = true);
 // Packed bytes of `count` elements (the committed type's size times count).
 Result<std::size_t> bytes_of(int count, MPI_Datatype datatype);
-// The same, for callers that use the buffer in place (collectives): the
-// type must be one run from offset 0.
+// The bytes of the buffer, for callers that use it in place (collectives,
+// one-sided): the type must be one run from offset 0, or a pair, which
+// counts as its C struct (count times its extent, padding included).
 Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> type_size(MPI_Datatype datatype);
 

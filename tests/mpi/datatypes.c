@@ -2,8 +2,9 @@
  * them: a matrix column by MPI_Type_vector, an indexed pattern, a C struct
  * by MPI_Type_create_struct (with its padding), nested types, persistent
  * sends that repack on every start, truncation into a strided buffer that
- * leaves the gaps alone, Get_count / Get_elements, bad-type errors, and
- * value-index reductions. Ranks 0 and 1 exchange; every rank reduces. */
+ * leaves the gaps alone, Get_count / Get_elements, bad-type errors,
+ * value-index reductions and the pairs' size and extent. Ranks 0 and 1 exchange; every rank
+ * reduces. */
 #include <mpi.h>
 #include <stddef.h>
 #include <string.h>
@@ -244,6 +245,80 @@ static void maxloc_minloc(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* The pairs' size and extent as the standard's type map gives them (a
+ * value and an int; C's padding in the extent only: MPI_DOUBLE_INT is 12
+ * and 16), a send of three pairs that arrives as 36 bytes and as three
+ * pairs (six basic elements), the padding of the receive buffer left
+ * alone. */
+typedef struct {
+  double v;
+  int i;
+} DoubleInt;
+typedef struct {
+  long double v;
+  int i;
+} LongDoubleInt;
+typedef struct {
+  short v;
+  int i;
+} ShortInt;
+
+static void pair_sizes_and_transfer(void) {
+  const struct {
+    MPI_Datatype type;
+    int size;
+    MPI_Aint extent;
+  } pairs[] = {
+      {MPI_FLOAT_INT, (int)(sizeof(float) + sizeof(int)), 8},
+      {MPI_DOUBLE_INT, (int)(sizeof(double) + sizeof(int)), (MPI_Aint)sizeof(DoubleInt)},
+      {MPI_LONG_INT, (int)(sizeof(long) + sizeof(int)), 16},
+      {MPI_2INT, 8, 8},
+      {MPI_SHORT_INT, (int)(sizeof(short) + sizeof(int)), (MPI_Aint)sizeof(ShortInt)},
+      {MPI_LONG_DOUBLE_INT, (int)(sizeof(long double) + sizeof(int)),
+       (MPI_Aint)sizeof(LongDoubleInt)},
+  };
+  for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); ++k) {
+    int sz = -1;
+    MPI_Aint lb = -1, extent = -1;
+    MPI_Type_size(pairs[k].type, &sz);
+    MPI_Type_get_extent(pairs[k].type, &lb, &extent);
+    CHECK(sz == pairs[k].size && lb == 0 && extent == pairs[k].extent);
+  }
+  if (rank > 1 || size < 2) return;
+  DoubleInt out[3], in[3];
+  memset(out, 0, sizeof(out));
+  for (int k = 0; k < 3; ++k) out[k].v = 1.5 * k, out[k].i = 10 + k;
+  memset(in, 0x5a, sizeof(in));
+  MPI_Status st;
+  if (rank == 0) {
+    MPI_Send(out, 3, MPI_DOUBLE_INT, 1, 40, MPI_COMM_WORLD);
+    MPI_Send(out, 3, MPI_DOUBLE_INT, 1, 41, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(in, 3, MPI_DOUBLE_INT, 0, 40, MPI_COMM_WORLD, &st);
+    int count = -1, elements = -1, bytes = -1;
+    MPI_Get_count(&st, MPI_DOUBLE_INT, &count);
+    MPI_Get_elements(&st, MPI_DOUBLE_INT, &elements);
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    CHECK(count == 3 && elements == 6 && bytes == 36);
+    int same = 1;
+    for (int k = 0; k < 3; ++k) {
+      unsigned char pad[sizeof(DoubleInt) - offsetof(DoubleInt, i) - sizeof(int)];
+      memcpy(pad, (char*)&in[k] + offsetof(DoubleInt, i) + sizeof(int), sizeof(pad));
+      same &= in[k].v == 1.5 * k && in[k].i == 10 + k;
+      for (size_t b = 0; b < sizeof(pad); ++b) same &= pad[b] == 0x5a; /* untouched */
+    }
+    CHECK(same);
+    unsigned char raw[36];
+    MPI_Recv(raw, 36, MPI_BYTE, 0, 41, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    double v2;
+    int i2;
+    memcpy(&v2, raw + 24, sizeof(v2));
+    memcpy(&i2, raw + 32, sizeof(i2));
+    CHECK(bytes == 36 && v2 == 3.0 && i2 == 12); /* packed: 12 bytes a pair */
+  }
+}
+
 /* MPI_Type_get_envelope / get_contents: each constructor described as it
  * was called, a freed old type still described (and handed back as a new
  * handle that works and must be freed), predefined types NAMED. */
@@ -428,6 +503,7 @@ int main(int argc, char** argv) {
     counts_and_errors();
     type_freed_while_in_flight();
   }
+  pair_sizes_and_transfer();
   indexed_and_nested();
   maxloc_minloc();
   envelopes_and_contents();
