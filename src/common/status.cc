@@ -62,6 +62,8 @@ std::string_view error_code_name(ErrorCode code) {
       return "peer-failed";
     case ErrorCode::kProtocol:
       return "protocol";
+    case ErrorCode::kApplication:
+      return "application";
     case ErrorCode::kInternal:
       return "internal";
   }

@@ -50,6 +50,7 @@ enum class ErrorCode : int {
   kTransport,    // a verbs / UCX / system call failed
   kPeerFailed,   // a peer died, left, or stayed silent past its time
   kProtocol,     // a peer sent bytes that do not decode
+  kApplication,  // the application's own callback reported a failure
   kInternal,     // a bug in Tagwire
 };
 

@@ -693,6 +693,7 @@ Status Engine::cancel(Request* r) {
     return {ErrorCode::kInvalidRequest,
             "MPI_Cancel of a nonblocking collective's request (erroneous: MPI-3.1 §5.12)"};
   }
+  if (r->kind == RequestKind::kGeneralized) return Status::ok();  // its cancel_fn decides
   if (r->kind == RequestKind::kSend) {
     TW_DEBUG("cancel", "cancel of send " << r->id << " (tag " << r->tag << ", " << r->bytes
                                          << " B) asked, by " << send_cancel_->name());

@@ -269,6 +269,10 @@ class Engine final : public transport::Receiver,
   // it completes with the first error of its steps.
   Status run_schedule(Schedule& schedule);
   Result<Request*> start_schedule(std::unique_ptr<Schedule> schedule);
+  // A generalized request (MPI_Grequest_start; generalized_request.cc):
+  // running until complete_generalized, from any thread.
+  Request* start_generalized();
+  Status complete_generalized(Request* r);
   // The refusal of an operation intercommunicators do not have yet.
   static Status not_on_intercomm(const char* what);
 

@@ -71,6 +71,10 @@ std::string Engine::pending_report() {
     if (++count > kMostLines) return;
     lines << "\n  ";
     const double age = static_cast<double>(now - r->started_ms) / 1000.0;  // seconds
+    if (r->kind == RequestKind::kGeneralized) {
+      lines << "generalized request, for " << age << " s: waiting for MPI_Grequest_complete";
+      return;
+    }
     if (r->kind == RequestKind::kSchedule) {
       lines << "nonblocking collective on context "
             << (r->comm != nullptr ? r->comm->collective_context() : 0) << ", for " << age

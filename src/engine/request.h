@@ -69,7 +69,9 @@ struct PendingMessage {
 
 // kSchedule: a nonblocking collective (schedule.h); its sends and
 // receives are requests of their own, and it completes after the last.
-enum class RequestKind { kSend, kReceive, kSchedule };
+// kGeneralized: MPI_Grequest_start's, an operation the application does
+// itself and ends by MPI_Grequest_complete (generalized_request.cc).
+enum class RequestKind { kSend, kReceive, kSchedule, kGeneralized };
 
 // Where a request's operation is. Start: kInactive -> kRunning (a PROC_NULL
 // one straight to kComplete). Completion (Engine::maybe_complete) moves
@@ -88,6 +90,7 @@ enum Awaiting : std::uint8_t {
   kRemoteAnswer = 1,  // send: FIN (rendezvous) or SYNC_ACK (synchronous eager)
   kCancelAnswer = 2,  // send: CANCEL_REPLY, or the outcome of our own CAS
   kNicDel = 4,        // receive withdrawn while the NIC holds it: the DEL's answer
+  kUserComplete = 8,  // generalized request: MPI_Grequest_complete
 };
 
 // A request's plain fields: what its operation is and where it stands,

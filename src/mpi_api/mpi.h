@@ -681,6 +681,19 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 
+/* Generalized requests (MPI-3.1 12.2): an operation the program does
+ * itself, waited for and tested like any other request. */
+typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
+typedef int MPI_Grequest_free_function(void* extra_state);
+typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);
+int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                       MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                       MPI_Request* request);
+int MPI_Grequest_complete(MPI_Request request);
+int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status* status, int flag);
+
 /* The tool information interface (MPI_T). Control variables: every
  * TAGWIRE_* setting, read-only (environment variables set them), as a
  * string in the variable's own syntax (MPI_CHAR, count 256), named in
@@ -1160,6 +1173,13 @@ int PMPI_Request_free(MPI_Request* request);
 int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 int PMPI_Cancel(MPI_Request* request);
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag);
+int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                        MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                        MPI_Request* request);
+int PMPI_Grequest_complete(MPI_Request request);
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count);
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count);
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag);
 int PMPI_T_init_thread(int required, int* provided);
 int PMPI_T_finalize(void);
 int PMPI_T_cvar_get_num(int* num_cvar);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "mpi_api/generalized_requests.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
@@ -209,9 +210,11 @@ Result<engine::Request*> request_of(MPI_Request handle) {
 }
 
 // After the engine completed `*handle`: a staged receive is unpacked (as
-// far as the message went), and a non-persistent request is gone (the
-// engine has released it, so `persistent` is read before completion).
-void retire(MPI_Request* handle, bool persistent, const engine::MessageStatus& st) {
+// far as the message went), a generalized request's status is its
+// query_fn's, and a non-persistent request is gone (the engine has
+// released it, so `persistent` is read before completion).
+void retire(MPI_Request* handle, bool persistent, engine::MessageStatus& st) {
+  if (any_generalized()) finish_generalized(*handle, &st);
   if (state().staged.load(std::memory_order_relaxed) != 0) {
     ThreadGuard guard(state().staging_mutex);
     auto it = state().staging.find(*handle);
@@ -304,7 +307,8 @@ int in_status_error(const char* function) {
 // the list needs the general path.
 bool waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[], int* rc) {
   constexpr int kMax = 64;
-  if (count < 0 || count > kMax || state().staged.load(std::memory_order_relaxed) != 0) {
+  if (count < 0 || count > kMax || state().staged.load(std::memory_order_relaxed) != 0 ||
+      any_generalized()) {
     return false;
   }
   engine::Request* resolved[kMax];
@@ -776,7 +780,13 @@ int MPI_Request_free(MPI_Request* request) {
                   {ErrorCode::kInvalidRequest, "free of MPI_REQUEST_NULL"});
   }
   const bool in_flight = (*r)->active() && !(*r)->complete();
+  std::optional<Status> generalized;  // its free_fn's answer, if it ran
+  if (any_generalized()) generalized = free_generalized(*request);
   TW_MPI_TRY(MPI_COMM_WORLD, E().request_free(*r));
+  if (generalized && !generalized->is_ok()) {
+    *request = MPI_REQUEST_NULL;
+    return report(MPI_COMM_WORLD, __func__, *generalized);
+  }
   ThreadGuard guard(state().staging_mutex);
   if (auto it = state().staging.find(*request); it != state().staging.end()) {
     // The engine may still read or write the pack buffer: keep it until
@@ -796,6 +806,7 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   auto done = E().peek_status(*r, &st);
   TW_MPI_TRY(MPI_COMM_WORLD, done.status());
   *flag = *done ? 1 : 0;
+  if (*done && any_generalized()) (void)query_generalized(request, &st);
   if (*done) to_mpi_status(st, status);
   return MPI_SUCCESS;
 }
@@ -806,6 +817,12 @@ int MPI_Cancel(MPI_Request* request) {
   if (*r == nullptr) {
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidRequest, "cancel of MPI_REQUEST_NULL"});
+  }
+  if (any_generalized()) {
+    if (auto answer = cancel_generalized(*request)) {
+      TW_MPI_TRY(MPI_COMM_WORLD, *answer);
+      return MPI_SUCCESS;
+    }
   }
   TW_MPI_TRY(MPI_COMM_WORLD, E().cancel(*r));
   return MPI_SUCCESS;

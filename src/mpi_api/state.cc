@@ -200,6 +200,7 @@ int error_class(const Status& s) {
       return MPI_ERR_INTERN;
     case ErrorCode::kConfig:
     case ErrorCode::kTransport:
+    case ErrorCode::kApplication:
       return MPI_ERR_OTHER;
   }
   return MPI_ERR_UNKNOWN;
