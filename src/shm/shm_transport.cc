@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/full_fence.h"
 #include "common/host_identity.h"
 #include "common/log.h"
 #include "shm/shm_segment.h"
@@ -772,13 +773,7 @@ class ShmTransportImpl final : public transport::Transport {
   void wake_peer(Peer& to) {
     // Dekker with arm(): our record is published before we look at the
     // flag; the receiver sets the flag before it looks at the rings.
-#if defined(__SANITIZE_THREAD__)
-    // GCC refuses fences under TSan; a locked read-modify-write is the
-    // same full barrier on x86 (and TSan cannot see the other process).
-    (void)to.armed->armed.fetch_add(0, std::memory_order_seq_cst);
-#else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
+    full_fence(to.armed->armed);
     if (to.armed->armed.load(std::memory_order_relaxed) != 0 &&
         to.armed->armed.exchange(0, std::memory_order_relaxed) != 0) {
       ++counters_.wake_writes;
