@@ -33,6 +33,8 @@ struct Generalized {
 struct Table {
   std::mutex mutex;
   std::unordered_map<MPI_Request, Generalized> requests;
+  // With `mutex` held, after `requests` changed.
+  void recount() { g_generalized_count.store(requests.size(), std::memory_order_relaxed); }
 };
 
 Table& table() {
@@ -47,10 +49,15 @@ std::optional<Generalized> find(MPI_Request handle) {
   return it->second;
 }
 
-void forget(MPI_Request handle) {
+// The request's entry, removed: the wait or test that ends it.
+std::optional<Generalized> take(MPI_Request handle) {
   std::lock_guard lock(table().mutex);
-  table().requests.erase(handle);
-  g_generalized_count.store(table().requests.size(), std::memory_order_relaxed);
+  auto it = table().requests.find(handle);
+  if (it == table().requests.end()) return std::nullopt;
+  Generalized g = it->second;
+  table().requests.erase(it);
+  table().recount();
+  return g;
 }
 
 // The Status behind an error class a callback returned: the code the MPI
@@ -90,9 +97,8 @@ namespace tagwire::mpi {
 std::atomic<std::size_t> g_generalized_count{0};
 
 void finish_generalized(MPI_Request handle, engine::MessageStatus* st) {
-  auto g = find(handle);
+  auto g = take(handle);
   if (!g) return;
-  forget(handle);
   *st = query(*g);
   const int rc = g->free(g->extra_state);
   if (rc != MPI_SUCCESS && st->error.is_ok()) st->error = callback_error(rc, "free_fn");
@@ -123,8 +129,9 @@ std::optional<Status> free_generalized(MPI_Request handle) {
       return Status::ok();
     }
     g = it->second;
+    table().requests.erase(it);
+    table().recount();
   }
-  forget(handle);
   const int rc = g.free(g.extra_state);
   return rc == MPI_SUCCESS ? Status::ok() : callback_error(rc, "free_fn");
 }
@@ -146,7 +153,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_
   {
     std::lock_guard lock(table().mutex);
     table().requests[handle] = Generalized{query_fn, free_fn, cancel_fn, extra_state, r};
-    g_generalized_count.store(table().requests.size(), std::memory_order_relaxed);
+    table().recount();
   }
   *request = handle;
   return MPI_SUCCESS;
@@ -166,11 +173,14 @@ int MPI_Grequest_complete(MPI_Request request) {
     }
     it->second.completed = true;
     g = it->second;
+    if (g.freed) {
+      table().requests.erase(it);
+      table().recount();
+    }
   }
   if (g.freed) {
     // Freed by MPI_Request_free first: nobody waits for it, and the engine
     // lets it go as it completes.
-    forget(request);
     const int rc = g.free(g.extra_state);
     TW_MPI_TRY(MPI_COMM_WORLD, E().complete_generalized(g.request));
     return rc == MPI_SUCCESS ? MPI_SUCCESS
