@@ -48,6 +48,10 @@ std::string_view error_code_name(ErrorCode code) {
       return "rma-range";
     case ErrorCode::kRmaSync:
       return "rma-sync";
+    case ErrorCode::kRmaShared:
+      return "rma-shared";
+    case ErrorCode::kRmaFlavor:
+      return "rma-flavor";
     case ErrorCode::kNotFound:
       return "not-found";
     case ErrorCode::kOutOfResources:

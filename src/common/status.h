@@ -41,9 +41,11 @@ enum class ErrorCode : int {
   kInfoNoKey,        // an info key that is not there
   kTruncate,         // a message longer than the buffer that takes it
   kInvalidWindow,
-  kRmaRange,  // a put or get outside the target window
-  kRmaSync,   // a put or get outside an access epoch
-  kNotFound,  // a lookup found nothing (callers turn it into something better)
+  kRmaRange,   // a put or get outside the target window
+  kRmaSync,    // a put or get outside an access epoch
+  kRmaShared,  // a shared-memory window over ranks that cannot share memory
+  kRmaFlavor,  // a window call that its kind of window does not have
+  kNotFound,   // a lookup found nothing (callers turn it into something better)
   kOutOfResources,
   kConfig,       // a TAGWIRE_* setting is wrong, or does not fit the job
   kUnsupported,  // asked of a layer or device that cannot do it

@@ -282,6 +282,12 @@ class Engine final : public transport::Receiver,
   // a segment the peers map, so their puts and gets are a memcpy), freed
   // with the window; Window::base says where.
   Result<Window*> win_allocate(std::size_t size, int disp_unit, Communicator* comm);
+  // The same in one segment of shared memory that every rank maps
+  // (window_shared.cc; MPI_Win_allocate_shared): the parts follow each
+  // other in rank order, without a gap when `contiguous`, else each on its
+  // own pages. kRmaShared unless every rank of `comm` is on this host.
+  Result<Window*> win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
+                                      bool contiguous);
   // Collective: completes every access of the epoch first.
   Status win_free(Window* window);
   // Collective: ends the epoch (every put and get done at its target, then

@@ -10,6 +10,10 @@
 //  - general active target (window_pscw.cc): MPI_Win_post / start /
 //    complete / wait count posts and completions in words of the peer's,
 //    one per (origin, target) pair, so each has one writer.
+// A shared-memory window (window_shared.cc) is one segment that every
+// rank maps: each rank's part is also registered as an ordinary window,
+// and every rank's view of it is set, so puts, gets and accumulates there
+// are a memcpy whatever the transport.
 // Accumulates (window_lock.cc) are a read-modify-write of the target's
 // memory under a second word of each rank's, the accumulate lock, so that
 // they are atomic with respect to each other whatever the operation,
@@ -21,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/shared_segment.h"
 #include "common/status.h"
 #include "transport/transport.h"
 
@@ -82,6 +87,12 @@ enum class HeldLock : std::uint8_t { kNone, kShared, kExclusive, kUnchecked };
 struct Window {
   Engine* engine = nullptr;
   Communicator* comm = nullptr;
+  // MPI_Win_allocate_shared (window_shared.cc): the one segment every rank
+  // maps, holding all ranks' parts; declared before `registration` so that
+  // this rank's part is deregistered before it is unmapped. By rank, where
+  // its part begins in this process (MPI_Win_shared_query).
+  SharedSegment shared_memory;
+  std::vector<std::uint8_t*> shared_parts;
   void* base = nullptr;
   std::size_t size = 0;
   int disp_unit = 1;

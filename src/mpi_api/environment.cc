@@ -250,6 +250,12 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
     case MPI_ERR_RMA_SYNC:
       text = "RMA call outside an access epoch";
       break;
+    case MPI_ERR_RMA_SHARED:
+      text = "the window's ranks cannot share memory (not all on one host)";
+      break;
+    case MPI_ERR_RMA_FLAVOR:
+      text = "the call does not apply to this kind (flavor) of window";
+      break;
     case MPI_ERR_TOPOLOGY:
       text = "invalid topology: the communicator has none, or not the one the call needs";
       break;

@@ -127,6 +127,14 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_WIN_BASE 7
 #define MPI_WIN_SIZE 8
 #define MPI_WIN_DISP_UNIT 9
+#define MPI_WIN_CREATE_FLAVOR 10
+#define MPI_WIN_MODEL 11
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
 #define MPI_MODE_NOCHECK 1024
 #define MPI_MODE_NOSTORE 2048
 #define MPI_MODE_NOPUT 4096
@@ -222,6 +230,8 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_KEYVAL 48
 #define MPI_ERR_RMA_SYNC 50
 #define MPI_ERR_RMA_RANGE 55
+#define MPI_ERR_RMA_SHARED 57
+#define MPI_ERR_RMA_FLAVOR 58
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
 #define MPI_ERR_PROC_FAILED 75
 #define MPI_ERR_LASTCODE 76
@@ -300,6 +310,9 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win* win);
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                      MPI_Win* win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr);
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
 int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
 int MPI_Win_detach(MPI_Win win, const void* base);
@@ -832,6 +845,9 @@ int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
                     MPI_Win* win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                       MPI_Win* win);
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void* baseptr, MPI_Win* win);
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr);
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
 int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
 int PMPI_Win_detach(MPI_Win win, const void* base);

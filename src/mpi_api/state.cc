@@ -186,6 +186,10 @@ int error_class(const Status& s) {
       return MPI_ERR_RMA_RANGE;
     case ErrorCode::kRmaSync:
       return MPI_ERR_RMA_SYNC;
+    case ErrorCode::kRmaShared:
+      return MPI_ERR_RMA_SHARED;
+    case ErrorCode::kRmaFlavor:
+      return MPI_ERR_RMA_FLAVOR;
     case ErrorCode::kTruncate:
       return MPI_ERR_TRUNCATE;
     case ErrorCode::kOutOfResources:

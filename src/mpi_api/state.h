@@ -100,8 +100,10 @@ struct WinEntry {
   std::vector<int> members;  // world ranks of the creating communicator
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::map<int, void*> attributes;
-  MPI_Aint size_attribute = 0;  // MPI_WIN_SIZE points here
-  int disp_unit_attribute = 1;  // MPI_WIN_DISP_UNIT points here
+  MPI_Aint size_attribute = 0;                   // MPI_WIN_SIZE points here
+  int disp_unit_attribute = 1;                   // MPI_WIN_DISP_UNIT points here
+  int flavor_attribute = MPI_WIN_FLAVOR_CREATE;  // MPI_WIN_CREATE_FLAVOR points here
+  int model_attribute = MPI_WIN_UNIFIED;         // MPI_WIN_MODEL: one copy of the memory
 };
 
 // A window attribute key (MPI_Win_create_keyval): windows are never

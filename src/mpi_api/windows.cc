@@ -101,8 +101,9 @@ static Result<engine::Communicator*> window_arguments(MPI_Aint size, MPI_Info in
 
 // The handle of a window the engine made.
 static MPI_Win add_window(engine::Window* window, engine::Communicator* c, MPI_Comm comm,
-                          MPI_Aint size, int disp_unit) {
+                          MPI_Aint size, int disp_unit, int flavor) {
   auto entry = std::make_unique<WinEntry>();
+  entry->flavor_attribute = flavor;
   entry->window = window;
   entry->members = c->world_ranks();
   entry->size_attribute = size;
@@ -117,7 +118,7 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
   TW_MPI_TRY(comm, c.status());
   auto w = E().win_create(base, static_cast<std::size_t>(size), disp_unit, *c);
   TW_MPI_TRY(comm, w.status());
-  *win = add_window(*w, *c, comm, size, disp_unit);
+  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_CREATE);
   return MPI_SUCCESS;
 }
 
@@ -132,8 +133,61 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   }
   auto w = E().win_allocate(static_cast<std::size_t>(size), disp_unit, *c);
   TW_MPI_TRY(comm, w.status());
-  *win = add_window(*w, *c, comm, size, disp_unit);
+  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE);
   *static_cast<void**>(baseptr) = (*w)->base;
+  return MPI_SUCCESS;
+}
+
+// One segment that every rank maps (engine/window.h), its parts in rank
+// order without a gap unless the info key alloc_shared_noncontig is
+// "true", which puts each part on its own pages.
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win) {
+  auto c = window_arguments(size, info, comm);
+  TW_MPI_TRY(comm, c.status());
+  if (baseptr == nullptr) {
+    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "baseptr is NULL"));
+  }
+  bool contiguous = true;
+  if (const InfoEntries* hints = info != MPI_INFO_NULL ? state().infos.find(info) : nullptr) {
+    for (const auto& [key, value] : *hints) {
+      if (key == "alloc_shared_noncontig") contiguous = value != "true";
+    }
+  }
+  auto w = E().win_allocate_shared(static_cast<std::size_t>(size), disp_unit, *c, contiguous);
+  TW_MPI_TRY(comm, w.status());
+  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_SHARED);
+  *static_cast<void**>(baseptr) = (*w)->base;
+  return MPI_SUCCESS;
+}
+
+// Where `rank`'s part of a shared window is in this process, its size and
+// displacement unit; MPI_PROC_NULL: the lowest rank whose part is not
+// empty (all empty: size 0).
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  const engine::Window& w = *(*entry)->window;
+  if ((*entry)->flavor_attribute != MPI_WIN_FLAVOR_SHARED) {
+    TW_WIN_TRY(win, Status(ErrorCode::kRmaFlavor,
+                           "MPI_Win_shared_query on a window not made by MPI_Win_allocate_shared"));
+  }
+  const int n = static_cast<int>(w.ranks.size());
+  if (rank == MPI_PROC_NULL) {
+    rank = 0;
+    while (rank < n - 1 && w.ranks[static_cast<std::size_t>(rank)].size == 0) ++rank;
+  } else if (rank < 0 || rank >= n) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidRank, "rank " + std::to_string(rank) +
+                                                        " is not in the window's group of " +
+                                                        std::to_string(n)));
+  }
+  if (size == nullptr || disp_unit == nullptr || baseptr == nullptr) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument, "size, disp_unit or baseptr is NULL"));
+  }
+  const auto r = static_cast<std::size_t>(rank);
+  *size = static_cast<MPI_Aint>(w.ranks[r].size);
+  *disp_unit = w.ranks[r].disp_unit;
+  *static_cast<void**>(baseptr) = w.shared_parts[r];
   return MPI_SUCCESS;
 }
 
@@ -267,6 +321,12 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag
       return MPI_SUCCESS;
     case MPI_WIN_DISP_UNIT:
       *out = &e.disp_unit_attribute;
+      return MPI_SUCCESS;
+    case MPI_WIN_CREATE_FLAVOR:
+      *out = &e.flavor_attribute;
+      return MPI_SUCCESS;
+    case MPI_WIN_MODEL:
+      *out = &e.model_attribute;
       return MPI_SUCCESS;
     default:
       break;

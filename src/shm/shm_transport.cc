@@ -21,7 +21,7 @@
 #include "common/full_fence.h"
 #include "common/host_identity.h"
 #include "common/log.h"
-#include "shm/shm_segment.h"
+#include "common/shared_segment.h"
 #include "shm/spsc_ring.h"
 #include "shm/wake_fifo.h"
 

@@ -1,5 +1,5 @@
 // SpscRing: one sender's messages to one receiver on the same host, in a
-// byte ring inside the receiver's shared segment (shm_segment.h).
+// byte ring inside the receiver's shared segment (common/shared_segment.h).
 //
 // Why this shape (docs/shared-memory.md): an 8-byte message must cost the
 // receiver one cache line. A record starts on a 64-byte cell with one

@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 
-namespace tagwire::shm {
+namespace tagwire {
 
 class SharedSegment {
  public:
@@ -44,4 +44,4 @@ class SharedSegment {
   std::string name_;  // set while this process owns a name to remove
 };
 
-}  // namespace tagwire::shm
+}  // namespace tagwire

@@ -1,4 +1,4 @@
-#include "shm/shm_segment.h"
+#include "common/shared_segment.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-namespace tagwire::shm {
+namespace tagwire {
 
 namespace {
 
@@ -109,4 +109,4 @@ void SharedSegment::reset() {
   size_ = 0;
 }
 
-}  // namespace tagwire::shm
+}  // namespace tagwire

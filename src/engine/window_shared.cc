@@ -1,0 +1,165 @@
+// MPI_Win_allocate_shared (window.h): one segment of shared memory holding
+// every rank's part, mapped by all of them, so that a rank reaches any
+// part with loads and stores (MPI_Win_shared_query gives the address).
+//
+// Three rounds over the communicator, each an allgather, so that every rank
+// reaches the same verdict and none is left waiting in a later round:
+//  1. host and size of every rank: all on this host, or kRmaShared;
+//  2. the lowest rank creates the segment and says its name (or its error);
+//  3. the others attach and say whether they could.
+// The name is unlinked after round 3: nothing is left in /dev/shm whatever
+// happens to the job later. Each part is then registered as an ordinary
+// window (win_open), so the lock words, fences, PSCW and accumulates work
+// as on any window, and every rank's view is its own mapping of that part:
+// a put, get or accumulate there is a memcpy, whatever the transport.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "common/host_identity.h"
+#include "engine/engine.h"
+
+namespace tagwire::engine {
+
+namespace {
+
+// Round 1's record.
+struct SharedPartRecord {
+  std::uint64_t host;  // a hash of host_identity()
+  std::uint64_t size;
+};
+
+// Round 2's record: the lowest rank's segment name, or why it has none.
+struct SharedSegmentRecord {
+  std::uint8_t created;
+  char text[127];  // the name when created, else the error's message
+};
+
+// Where each part begins: with `contiguous`, right after the previous one
+// (MPI's default: rank i's first byte follows rank i-1's last); otherwise
+// on a page of its own, so that ranks writing their own parts share no
+// cache line or page.
+std::vector<std::size_t> part_offsets(const std::vector<std::uint64_t>& sizes, bool contiguous,
+                                      std::size_t* total) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<std::size_t> offsets(sizes.size());
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    offsets[r] = at;
+    at += static_cast<std::size_t>(sizes[r]);
+    if (!contiguous) at = (at + page - 1) / page * page;
+  }
+  *total = at;
+  return offsets;
+}
+
+std::string segment_name() {
+  static std::atomic<unsigned> next{0};
+  return "/tagwire-" + std::to_string(::getpid()) + "-win" + std::to_string(next++);
+}
+
+}  // namespace
+
+Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
+                                            bool contiguous) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  if (disp_unit <= 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "window displacement unit " + std::to_string(disp_unit) + " is not positive");
+  }
+  const char* what = "MPI_Win_allocate_shared";
+  // 1. Every rank here, and every part's size.
+  const SharedPartRecord mine{std::hash<std::string>{}(host_identity()), size};
+  auto parts =
+      allgather(comm, {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)}, kCollectiveTag);
+  if (!parts) return parts.status().with_context(what);
+  std::vector<std::uint64_t> sizes;
+  for (std::size_t r = 0; r < parts->size(); ++r) {
+    SharedPartRecord p;
+    std::memcpy(&p, (*parts)[r].data(), sizeof(p));
+    if (p.host != mine.host) {
+      return Status(
+          ErrorCode::kRmaShared,
+          std::string(what) + ": rank " + std::to_string(r) +
+              " of the communicator runs on another host, so the ranks cannot share "
+              "memory (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED gives those that can)");
+    }
+    sizes.push_back(p.size);
+  }
+  std::size_t total = 0;
+  const std::vector<std::size_t> offsets = part_offsets(sizes, contiguous, &total);
+
+  // 2. The lowest rank makes the segment (zeroed, its pages taken now so a
+  // full /dev/shm is an error here, not a SIGBUS later).
+  SharedSegment segment;
+  SharedSegmentRecord made{};
+  if (comm->rank() == 0 && total > 0) {
+    const std::string name = segment_name();
+    auto created = SharedSegment::create(name, total, /*reserve=*/true);
+    const std::string text = created ? name : created.status().message();
+    made.created = created ? 1 : 0;
+    std::strncpy(made.text, text.c_str(), sizeof(made.text) - 1);
+    if (created) segment = std::move(created).value();
+  }
+  auto names =
+      allgather(comm, {reinterpret_cast<const std::uint8_t*>(&made), sizeof(made)}, kCollectiveTag);
+  if (!names) return names.status().with_context(what);
+  SharedSegmentRecord lowest;
+  std::memcpy(&lowest, (*names)[0].data(), sizeof(lowest));
+  lowest.text[sizeof(lowest.text) - 1] = '\0';
+  if (total > 0 && lowest.created == 0) {
+    return Status(ErrorCode::kOutOfResources, std::string(what) + ": rank 0 could not create the " +
+                                                  std::to_string(total) +
+                                                  "-byte segment: " + lowest.text);
+  }
+
+  // 3. The others map it; all or none go on.
+  Status attached = Status::ok();
+  if (comm->rank() != 0 && total > 0) {
+    auto a = SharedSegment::attach(lowest.text, total);
+    if (a) {
+      segment = std::move(a).value();
+    } else {
+      attached = a.status();
+    }
+  }
+  const std::uint8_t ok = attached.is_ok() ? 1 : 0;
+  auto verdicts = allgather(comm, {&ok, 1}, kCollectiveTag);
+  if (segment.mapped() && comm->rank() == 0) segment.unlink();  // every rank has tried
+  if (!verdicts) return verdicts.status().with_context(what);
+  for (std::size_t r = 0; r < verdicts->size(); ++r) {
+    if ((*verdicts)[r][0] == 0) {
+      if (!attached.is_ok()) return attached.with_context(what);
+      return Status(ErrorCode::kOutOfResources, std::string(what) + ": rank " + std::to_string(r) +
+                                                    " could not map the segment (it says why)");
+    }
+  }
+
+  // This rank's part, registered as any window's memory.
+  auto* base =
+      size > 0 ? segment.data() + offsets[static_cast<std::size_t>(comm->rank())] : nullptr;
+  std::unique_ptr<transport::Registration> registration;
+  if (size > 0) {
+    std::lock_guard lock(mutex_);
+    auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
+    if (!reg) return reg.status().with_context(what);
+    registration = std::move(reg).value();
+  }
+  auto w = win_open(base, size, disp_unit, comm, std::move(registration));
+  if (!w) return w;
+  Window* window = *w;
+  std::lock_guard lock(mutex_);
+  window->shared_parts.resize(sizes.size(), nullptr);
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    // A part of size 0 still has a place (MPI_Win_shared_query gives it).
+    if (total > 0) window->shared_parts[r] = segment.data() + offsets[r];
+    if (sizes[r] > 0) window->ranks[r].view = window->shared_parts[r];
+  }
+  window->shared_memory = std::move(segment);
+  return window;
+}
+
+}  // namespace tagwire::engine
