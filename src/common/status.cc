@@ -52,6 +52,8 @@ std::string_view error_code_name(ErrorCode code) {
       return "rma-shared";
     case ErrorCode::kRmaFlavor:
       return "rma-flavor";
+    case ErrorCode::kRmaAttach:
+      return "rma-attach";
     case ErrorCode::kNotFound:
       return "not-found";
     case ErrorCode::kOutOfResources:

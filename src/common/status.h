@@ -45,6 +45,7 @@ enum class ErrorCode : int {
   kRmaSync,    // a put or get outside an access epoch
   kRmaShared,  // a shared-memory window over ranks that cannot share memory
   kRmaFlavor,  // a window call that its kind of window does not have
+  kRmaAttach,  // memory that cannot be attached to a dynamic window
   kNotFound,   // a lookup found nothing (callers turn it into something better)
   kOutOfResources,
   kConfig,       // a TAGWIRE_* setting is wrong, or does not fit the job

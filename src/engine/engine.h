@@ -288,6 +288,14 @@ class Engine final : public transport::Receiver,
   // own pages. kRmaShared unless every rank of `comm` is on this host.
   Result<Window*> win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
                                       bool contiguous);
+  // A window without memory (window_dynamic.cc; MPI_Win_create_dynamic):
+  // each rank attaches regions later, and origins address them by their
+  // absolute address (disp unit 1). Attach registers the region and
+  // publishes it in this rank's directory; kRmaAttach when it overlaps an
+  // attached one or the directory is full.
+  Result<Window*> win_create_dynamic(Communicator* comm);
+  Status win_attach(Window* window, void* base, std::size_t size);
+  Status win_detach(Window* window, const void* base);
   // Collective: completes every access of the epoch first.
   Status win_free(Window* window);
   // Collective: ends the epoch (every put and get done at its target, then
@@ -590,9 +598,24 @@ class Engine final : public transport::Receiver,
   // (Config::unexpected_limit): it leaves the rest to the transport.
   bool holds_enough() const { return matching_.held_bytes() >= config_.unexpected_limit; }
 
-  // A put's or get's target address after the range check (window.cc).
-  Result<std::uint64_t> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,
-                                   const char* what);
+  // Where a put, get or accumulate lands, after the epoch and range checks
+  // (window.cc); on a dynamic window in `region` (dynamic_region's).
+  Result<RmaTarget> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,
+                               const char* what, const DynamicRegion* region);
+  // Dynamic windows (window_dynamic.cc): the region of `target` that holds
+  // `bytes` at `address`, from this rank's copy of its directory, fetched
+  // or revalidated first when needed; null when the access needs none
+  // (not a dynamic window, no bytes, MPI_PROC_NULL, a bad rank: rma_target
+  // reports those). Called without the engine lock.
+  Result<std::shared_ptr<const DynamicRegion>> dynamic_region(Window* w, int target,
+                                                              std::uint64_t address,
+                                                              std::size_t bytes, const char* what);
+  Status fetch_directory(Window* w, int target, DynamicTarget& copy);
+  // Bytes of `target`'s window memory at `offset`: a memcpy where it is
+  // mapped here, else a blocking transport read.
+  Status read_window_memory(Window* w, int target, std::size_t offset, std::span<std::uint8_t> out);
+  // Rewrites this rank's directory from `attached` (dynamic mutex held).
+  Status publish_directory(Window* w);
   Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp, bool put);
   static void on_rma_done(void* ctx, const Status& s);
   // The part of win_create and win_allocate after the memory: lock words,

@@ -203,11 +203,11 @@ Status Engine::win_free(Window* w) {
   return s;
 }
 
-Result<std::uint64_t> Engine::rma_target(Window* w, std::size_t bytes, int target,
-                                         std::uint64_t disp, const char* what) {
+Result<RmaTarget> Engine::rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,
+                                     const char* what, const DynamicRegion* region) {
   if (w == nullptr) return Status(ErrorCode::kInvalidWindow, "null window");
   TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
-  if (target == kProcNull) return std::uint64_t{0};
+  if (target == kProcNull) return RmaTarget{};
   const auto t = static_cast<std::size_t>(target);
   if (!w->epoch_open && !w->locked_all && w->locks[t] == HeldLock::kNone &&
       !(w->access_open && w->in_access_group[t] != 0)) {
@@ -216,7 +216,12 @@ Result<std::uint64_t> Engine::rma_target(Window* w, std::size_t bytes, int targe
                       " outside an access epoch (no MPI_Win_fence yet, no lock on it, not in "
                       "MPI_Win_start's group)");
   }
-  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
+  if (w->dynamic) {  // `disp` is an address in `region` (dynamic_region checked it)
+    if (region == nullptr) return RmaTarget{disp, {}, nullptr};  // no bytes
+    return RmaTarget{disp, region->key,
+                     region->view != nullptr ? region->view + (disp - region->base) : nullptr};
+  }
+  const RemoteWindow& rw = w->ranks[t];
   const std::uint64_t unit = static_cast<std::uint64_t>(rw.disp_unit);
   const std::uint64_t offset = disp * unit;
   if ((unit != 0 && offset / unit != disp) || offset > rw.size || bytes > rw.size - offset) {
@@ -226,7 +231,7 @@ Result<std::uint64_t> Engine::rma_target(Window* w, std::size_t bytes, int targe
                                             ") is outside rank " + std::to_string(target) +
                                             "'s window of " + std::to_string(rw.size) + " bytes");
   }
-  return rw.base + offset;
+  return RmaTarget{rw.base + offset, rw.key, rw.view != nullptr ? rw.view + offset : nullptr};
 }
 
 Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target,
@@ -243,26 +248,25 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
                    bool put) {
   const char* what = put ? "MPI_Put" : "MPI_Get";
   TAGWIRE_RETURN_IF_ERROR(check_buffer(origin.data(), origin.size()));
+  auto region = dynamic_region(w, target, disp, origin.size(), what);
+  if (!region) return region.status();
   std::lock_guard lock(mutex_);
-  auto address = rma_target(w, origin.size(), target, disp, what);
-  if (!address) return address.status();
+  auto at = rma_target(w, origin.size(), target, disp, what, region->get());
+  if (!at) return at.status();
   if (origin.empty() || target == kProcNull) return Status::ok();
   const int peer = w->comm->world_rank(target);
   if (is_dead(peer)) return peer_failed_status(peer);
-  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
-  if (rw.view != nullptr) {  // mapped here: the access is complete at once
-    std::uint8_t* there = rw.view + (*address - rw.base);
+  if (at->view != nullptr) {  // mapped here: the access is complete at once
     if (put) {
-      std::memcpy(there, origin.data(), origin.size());
+      std::memcpy(at->view, origin.data(), origin.size());
     } else {
-      std::memcpy(origin.data(), there, origin.size());
+      std::memcpy(origin.data(), at->view, origin.size());
     }
     return Status::ok();
   }
-  const auto& key = rw.key;
   const transport::Completion done{&Engine::on_rma_done, w};
-  auto issued = put ? transport_->write(peer, origin, *address, key, done)
-                    : transport_->read(peer, origin, *address, key, done);
+  auto issued = put ? transport_->write(peer, origin, at->address, at->key, done)
+                    : transport_->read(peer, origin, at->address, at->key, done);
   if (!issued) return issued.status().with_context(what);
   w->unflushed = true;
   if (*issued == transport::Issued::kPending) ++w->pending;

@@ -22,7 +22,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <vector>
 
 #include "common/shared_segment.h"
@@ -47,6 +50,42 @@ struct RemoteWindow {
   // puts, gets and swaps there are a memcpy or a CPU atomic.
   std::uint8_t* view = nullptr;
   std::uint64_t* lock_view = nullptr;
+};
+
+// Dynamic windows (window_dynamic.cc): memory attached to a rank after
+// creation, addressed by its absolute address. Each rank publishes its
+// attached regions in a directory (the window's own memory, read by the
+// others with the transport's read), and each origin keeps a copy per
+// target, checked against the directory's generation (one 16-byte read)
+// before each access and fetched again when it changed.
+struct DynamicRegion {
+  std::uint64_t base = 0;
+  std::uint64_t size = 0;
+  std::vector<std::uint8_t> key;
+  std::uint8_t* view = nullptr;  // mapped here (Transport::map_remote, or this rank's own)
+};
+struct DynamicTarget {
+  bool fetched = false;  // `regions` holds the directory of `generation`
+  std::uint64_t generation = 0;
+  std::vector<std::shared_ptr<const DynamicRegion>> regions;
+};
+struct AttachedRegion {
+  std::size_t size = 0;
+  std::unique_ptr<transport::Registration> registration;
+};
+struct DynamicWindow {
+  std::mutex mutex;  // all below: a rank's threads may attach and access at once
+  std::map<std::uint64_t, AttachedRegion> attached;  // this rank's, by base address
+  std::uint64_t generation = 0;                      // of this rank's directory
+  std::vector<DynamicTarget> targets;                // by rank: the copies of their directories
+};
+
+// Where one access lands (Engine::rma_target): the address at the target,
+// the key that reaches it, and where it is in this process when mapped.
+struct RmaTarget {
+  std::uint64_t address = 0;
+  std::span<const std::uint8_t> key;
+  std::uint8_t* view = nullptr;
 };
 
 // The two 64-bit words every rank of a window holds for the others'
@@ -110,7 +149,8 @@ struct Window {
   std::vector<std::uint8_t> in_access_group;
   bool access_open = false, exposure_open = false;
   std::vector<std::uint64_t> posts_sent, posts_taken, completes_sent, completes_taken;
-  int pending = 0;         // puts and gets not yet complete locally
+  std::unique_ptr<DynamicWindow> dynamic;  // MPI_Win_create_dynamic's; `base` is the directory
+  int pending = 0;                         // puts and gets not yet complete locally
   bool unflushed = false;  // a put or get went through the transport since the last flush
   Status error;            // the first failure among them, reported by the fence
 };

@@ -220,11 +220,13 @@ Status Engine::win_unlock_all(Window* w) {
 Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t bytes,
                           const AccumulateUpdate& update, const char* what) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
-  Result<std::uint64_t> address = std::uint64_t{0};
+  auto region = dynamic_region(w, target, disp, bytes, what);
+  if (!region) return region.status();
+  Result<RmaTarget> at = RmaTarget{};
   {
     std::lock_guard lock(mutex_);
-    address = rma_target(w, bytes, target, disp, what);
-    if (!address) return address.status();
+    at = rma_target(w, bytes, target, disp, what, region->get());
+    if (!at) return at.status();
     if (target == kProcNull) return Status::ok();
     if (is_dead(w->comm->world_rank(target))) {
       return peer_failed_status(w->comm->world_rank(target));
@@ -233,14 +235,12 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
   }
   const int peer = w->comm->world_rank(target);
   const bool self = peer == world_rank();
-  const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   TAGWIRE_RETURN_IF_ERROR(acquire_word(w, target, kAccumulateLockWord, true));
   std::vector<std::uint8_t> current(bytes);
   // One blocking read or write of the target's bytes.
   auto move = [&](bool put) -> Status {
-    if (self || rw.view != nullptr) {
-      auto* there =
-          self ? reinterpret_cast<std::uint8_t*>(*address) : rw.view + (*address - rw.base);
+    if (self || at->view != nullptr) {
+      auto* there = self ? reinterpret_cast<std::uint8_t*>(at->address) : at->view;
       if (put) {
         std::memcpy(there, current.data(), bytes);
       } else {
@@ -251,8 +251,8 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     WindowOpWait op;
     {
       std::lock_guard lock(mutex_);
-      auto issued = put ? transport_->write(peer, current, *address, rw.key, op.completion())
-                        : transport_->read(peer, current, *address, rw.key, op.completion());
+      auto issued = put ? transport_->write(peer, current, at->address, at->key, op.completion())
+                        : transport_->read(peer, current, at->address, at->key, op.completion());
       if (!issued) return issued.status();
       w->unflushed = true;
       if (*issued == transport::Issued::kDone) op.finished = true;
@@ -268,7 +268,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     } else if (*write_back) {
       s = move(true);
       // In the target's memory before the next holder reads it.
-      if (s.is_ok() && !self && rw.view == nullptr) s = win_flush(w);
+      if (s.is_ok() && !self && at->view == nullptr) s = win_flush(w);
     }
   }
   Status released = release_word(w, target, kAccumulateLockWord, true);

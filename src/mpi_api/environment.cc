@@ -253,6 +253,9 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
     case MPI_ERR_RMA_SHARED:
       text = "the window's ranks cannot share memory (not all on one host)";
       break;
+    case MPI_ERR_RMA_ATTACH:
+      text = "memory cannot be attached (overlaps attached memory, or too many regions)";
+      break;
     case MPI_ERR_RMA_FLAVOR:
       text = "the call does not apply to this kind (flavor) of window";
       break;

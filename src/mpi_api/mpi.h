@@ -230,6 +230,7 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_KEYVAL 48
 #define MPI_ERR_RMA_SYNC 50
 #define MPI_ERR_RMA_RANGE 55
+#define MPI_ERR_RMA_ATTACH 56
 #define MPI_ERR_RMA_SHARED 57
 #define MPI_ERR_RMA_FLAVOR 58
 #define MPI_ERR_UNSUPPORTED_OPERATION 52

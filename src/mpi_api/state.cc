@@ -190,6 +190,8 @@ int error_class(const Status& s) {
       return MPI_ERR_RMA_SHARED;
     case ErrorCode::kRmaFlavor:
       return MPI_ERR_RMA_FLAVOR;
+    case ErrorCode::kRmaAttach:
+      return MPI_ERR_RMA_ATTACH;
     case ErrorCode::kTruncate:
       return MPI_ERR_TRUNCATE;
     case ErrorCode::kOutOfResources:

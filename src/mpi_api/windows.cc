@@ -1,4 +1,5 @@
-// MPI windows: one-sided communication with fence synchronisation over the
+// MPI windows: creation in the four flavors (create, allocate, shared,
+// dynamic), one-sided communication with fence synchronisation over the
 // engine's windows (engine/window.h: Put = RDMA WRITE / ucp_put, Get =
 // RDMA READ / ucp_get), the predefined window attributes and user
 // attributes, window groups and error handlers. Put and Get take
@@ -191,31 +192,35 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
   return MPI_SUCCESS;
 }
 
-// Dynamic windows (memory attached after creation, addressed by absolute
-// address) need each origin to learn the target's attached regions; not
-// built yet (README): refused with a class that says so.
+// A window without memory (engine/window.h): each rank attaches regions,
+// and origins give the target's absolute address (MPI_Get_address) as the
+// displacement. MPI_WIN_BASE is MPI_BOTTOM and MPI_WIN_SIZE 0.
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
-  (void)info;
-  (void)win;
-  TW_MPI_TRY(comm, comm_of(comm).status());
-  return report(comm, __func__,
-                {ErrorCode::kUnsupported,
-                 "dynamic windows are not supported yet (MPI_Win_create or MPI_Win_allocate)"});
+  auto c = window_arguments(0, info, comm);
+  TW_MPI_TRY(comm, c.status());
+  if (win == nullptr) TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "win is NULL"));
+  auto w = E().win_create_dynamic(*c);
+  TW_MPI_TRY(comm, w.status());
+  *win = add_window(*w, *c, comm, 0, 1, MPI_WIN_FLAVOR_DYNAMIC);
+  return MPI_SUCCESS;
 }
+
 int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
-  (void)base;
-  (void)size;
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
-  return report_win(win, __func__,
-                    {ErrorCode::kUnsupported, "MPI_Win_attach: the window is not dynamic"});
+  if (size < 0) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument,
+                           "MPI_Win_attach of a negative size " + std::to_string(size)));
+  }
+  TW_WIN_TRY(win, E().win_attach((*entry)->window, base, static_cast<std::size_t>(size)));
+  return MPI_SUCCESS;
 }
+
 int MPI_Win_detach(MPI_Win win, const void* base) {
-  (void)base;
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
-  return report_win(win, __func__,
-                    {ErrorCode::kUnsupported, "MPI_Win_detach: the window is not dynamic"});
+  TW_WIN_TRY(win, E().win_detach((*entry)->window, base));
+  return MPI_SUCCESS;
 }
 
 int MPI_Win_free(MPI_Win* win) {
@@ -313,8 +318,8 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag
   auto* out = static_cast<void**>(attribute_val);
   *flag = 1;
   switch (win_keyval) {
-    case MPI_WIN_BASE:  // the base address itself
-      *out = e.window->base;
+    case MPI_WIN_BASE:  // the base address itself (MPI_BOTTOM for a dynamic window)
+      *out = e.flavor_attribute == MPI_WIN_FLAVOR_DYNAMIC ? nullptr : e.window->base;
       return MPI_SUCCESS;
     case MPI_WIN_SIZE:  // a pointer to the size, as for every other attribute
       *out = &e.size_attribute;
