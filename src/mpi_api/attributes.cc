@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi_api/error_handlers.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
@@ -57,6 +58,9 @@ bool predefined(int keyval, void* attribute_val) {
     case MPI_UNIVERSE_SIZE:
       universe = state().engine->world_size();
       value = &universe;
+      break;
+    case MPI_LASTUSEDCODE:
+      value = last_used_code();
       break;
     default:
       return false;

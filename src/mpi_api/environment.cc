@@ -11,6 +11,7 @@
 
 #include "cancel/send_cancel_factory.h"
 #include "common/build_info.h"
+#include "mpi_api/error_handlers.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
@@ -186,14 +187,20 @@ int MPI_Get_library_version(char* version, int* resultlen) {
 }
 
 int MPI_Error_class(int errorcode, int* errorclass) {
-  if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE) {
-    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "unknown error code"});
+  // Predefined codes are classes; a user code has the class it was added to.
+  const std::optional<int> found = class_of_code(errorcode);
+  if (!found) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidArgument, "unknown error code " + std::to_string(errorcode)});
   }
-  *errorclass = errorcode;  // codes are classes
+  *errorclass = *found;
   return MPI_SUCCESS;
 }
 
 int MPI_Error_string(int errorcode, char* string, int* resultlen) {
+  if (std::optional<std::string> user = user_error_string(errorcode)) {
+    return copy_string(*user, string, MPI_MAX_ERROR_STRING, resultlen);
+  }
   const char* text = "unknown error";
   switch (errorcode) {
     case MPI_SUCCESS:
@@ -321,9 +328,7 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   TW_MPI_TRY(comm, comm_of(comm).status());
-  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN) {
-    return report(comm, __func__, {ErrorCode::kInvalidArgument, "unknown error handler"});
-  }
+  TW_MPI_TRY(comm, check_errhandler(errhandler, /*for_window=*/false));
   find_comm(comm)->errhandler = errhandler;
   return MPI_SUCCESS;
 }
@@ -335,7 +340,11 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 }
 
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
-  *errhandler = MPI_ERRHANDLER_NULL;  // predefined handlers only: nothing to release
+  if (errhandler == nullptr) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "a null handle pointer"});
+  }
+  TW_MPI_TRY(MPI_COMM_WORLD, free_errhandler(*errhandler));
+  *errhandler = MPI_ERRHANDLER_NULL;
   return MPI_SUCCESS;
 }
 

@@ -121,6 +121,7 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_IO 4
 #define MPI_APPNUM 5
 #define MPI_UNIVERSE_SIZE 6
+#define MPI_LASTUSEDCODE 12
 
 /* Windows (one-sided communication with fence synchronisation) */
 #define MPI_WIN_NULL 0
@@ -258,6 +259,22 @@ int MPI_Error_class(int errorcode, int* errorclass);
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
 int MPI_Errhandler_free(MPI_Errhandler* errhandler);
+/* User error handlers, called with the object and the error code, and
+ * error classes and codes of the program's own (MPI_LASTUSEDCODE says the
+ * highest so far). */
+typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
+typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* the MPI-2 names */
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* comm_errhandler_fn,
+                               MPI_Errhandler* errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                              MPI_Errhandler* errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int MPI_Add_error_class(int* errorclass);
+int MPI_Add_error_code(int errorclass, int* errorcode);
+int MPI_Add_error_string(int errorcode, const char* string);
 
 /* Communicators */
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
@@ -813,6 +830,15 @@ int PMPI_Error_class(int errorcode, int* errorclass);
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler);
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* comm_errhandler_fn,
+                                MPI_Errhandler* errhandler);
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                               MPI_Errhandler* errhandler);
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int PMPI_Add_error_class(int* errorclass);
+int PMPI_Add_error_code(int errorclass, int* errorcode);
+int PMPI_Add_error_string(int errorcode, const char* string);
 int PMPI_Comm_rank(MPI_Comm comm, int* rank);
 int PMPI_Comm_size(MPI_Comm comm, int* size);
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);

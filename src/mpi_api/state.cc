@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "mpi_api/error_handlers.h"
 #include "mpi_api/reduce_ops.h"
 
 #include <algorithm>
@@ -215,7 +216,7 @@ int error_class(const Status& s) {
 int report(MPI_Comm comm, const char* function, const Status& s) {
   CommEntry* entry = find_comm(comm);
   return report_through(entry != nullptr ? entry->errhandler : state().world.errhandler, function,
-                        s);
+                        s, entry != nullptr ? comm : MPI_COMM_WORLD);
 }
 
 std::string line_prefix() {
@@ -223,20 +224,29 @@ std::string line_prefix() {
   return st.engine ? "[tagwire " + std::to_string(st.engine->world_rank()) + "]" : "[tagwire]";
 }
 
-int report_through(MPI_Errhandler handler, const char* function, const Status& s) {
+int report_through(MPI_Errhandler handler, const char* function, const Status& s, MPI_Comm comm,
+                   MPI_Win win) {
   const int code = error_class(s);
-  if (handler == MPI_ERRORS_RETURN) {
+  if (handler != MPI_ERRORS_ARE_FATAL && (code == MPI_ERR_OTHER || code == MPI_ERR_INTERN)) {
     // These two classes say nothing of what happened (a setting, a system
     // or transport call, a bug), and the code the program gets is only the
     // class: the message goes to stderr, so MPI_Error_string's "Tagwire
     // printed what" is true.
-    if (code == MPI_ERR_OTHER || code == MPI_ERR_INTERN) {
-      TW_WARN("mpi", function << " returns MPI error class " << code << ": " << s.to_string());
-    }
+    TW_WARN("mpi", function << " returns MPI error class " << code << ": " << s.to_string());
+  }
+  return invoke_errhandler(handler, function, code, s.to_string(), comm, win);
+}
+
+int invoke_errhandler(MPI_Errhandler handler, const char* function, int code,
+                      const std::string& message, MPI_Comm comm, MPI_Win win) {
+  if (handler == MPI_ERRORS_RETURN) return code;
+  if (is_user_errhandler(handler)) {
+    call_user_errhandler(handler, comm, win, code);
     return code;
   }
   std::fprintf(stderr, "%s %s failed: %s (MPI error class %d); aborting the job\n",
-               line_prefix().c_str(), function, s.to_string().c_str(), code);
+               line_prefix().c_str(), function, message.c_str(),
+               class_of_code(code).value_or(code));
   std::fflush(nullptr);  // every stream: the user's buffered output must not be lost
   // The launcher sees a non-zero exit and stops every other rank.
   std::_Exit(code == 0 ? 1 : code);

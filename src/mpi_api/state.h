@@ -196,8 +196,15 @@ int error_class(const Status& s);
 // MPI_ERRORS_ARE_FATAL, returns the class under MPI_ERRORS_RETURN.
 int report(MPI_Comm comm, const char* function, const Status& s);
 
-// The same through a given handler (a window's).
-int report_through(MPI_Errhandler handler, const char* function, const Status& s);
+// The same through a given handler (a window's); a user handler is called
+// with `comm` or `win` (error_handlers.h).
+int report_through(MPI_Errhandler handler, const char* function, const Status& s,
+                   MPI_Comm comm = MPI_COMM_WORLD, MPI_Win win = MPI_WIN_NULL);
+
+// Runs `handler` for `code`: MPI_ERRORS_ARE_FATAL prints `message` and ends
+// the job; a user handler is called with the object. Returns `code`.
+int invoke_errhandler(MPI_Errhandler handler, const char* function, int code,
+                      const std::string& message, MPI_Comm comm, MPI_Win win);
 
 // Fails with MPI_ERR_OTHER unless MPI_Init has run and MPI_Finalize has not.
 Status check_initialized();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi_api/error_handlers.h"
 #include "mpi_api/state.h"
 #include "mpi_api/windows.h"
 
@@ -29,7 +30,7 @@ Result<WinEntry*> window_of(MPI_Win win) {
 int report_win(MPI_Win win, const char* function, const Status& s) {
   std::unique_ptr<WinEntry>* entry = state().windows.find(win);
   return report_through(entry != nullptr ? (*entry)->errhandler : state().world.errhandler,
-                        function, s);
+                        function, s, MPI_COMM_WORLD, entry != nullptr ? win : MPI_WIN_NULL);
 }
 
 Status check_displacement(MPI_Aint disp) {
@@ -235,10 +236,11 @@ int MPI_Win_free(MPI_Win* win) {
     (*entry)->attributes.erase(keyval);
   }
   const MPI_Errhandler handler = (*entry)->errhandler;
+  const MPI_Win freed = *win;  // what a user handler is told
   Status s = E().win_free((*entry)->window);
   state().windows.remove(*win);
   *win = MPI_WIN_NULL;
-  return s.is_ok() ? MPI_SUCCESS : report_through(handler, __func__, s);
+  return s.is_ok() ? MPI_SUCCESS : report_through(handler, __func__, s, MPI_COMM_WORLD, freed);
 }
 
 int MPI_Win_fence(int assert, MPI_Win win) {
@@ -363,9 +365,7 @@ int MPI_Win_delete_attr(MPI_Win win, int win_keyval) {
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
-  if (errhandler != MPI_ERRORS_RETURN && errhandler != MPI_ERRORS_ARE_FATAL) {
-    TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument, "unknown error handler"));
-  }
+  TW_WIN_TRY(win, check_errhandler(errhandler, /*for_window=*/true));
   (*entry)->errhandler = errhandler;
   return MPI_SUCCESS;
 }
