@@ -241,6 +241,74 @@ int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint d
                    newtype);
 }
 
+// An ndims-dimensional block of a larger array: the innermost dimension's
+// subsizes elements in a row, each outer dimension a strided repeat of the
+// one inside it, the whole placed at the starts' offset and resized to the
+// full array (lower bound 0, extent the array's), as MPI-3.1 §4.1.3 defines
+// it, so that consecutive elements are consecutive arrays.
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  auto bad = [&](const std::string& why) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, why});
+  };
+  if (ndims <= 0) return bad("ndims " + std::to_string(ndims) + " is not positive");
+  if (array_of_sizes == nullptr || array_of_subsizes == nullptr || array_of_starts == nullptr ||
+      newtype == nullptr) {
+    return bad("a null array or newtype");
+  }
+  if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) {
+    return bad("order " + std::to_string(order) + " is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN");
+  }
+  const auto n = static_cast<std::size_t>(ndims);
+  for (std::size_t d = 0; d < n; ++d) {
+    const int size = array_of_sizes[d], sub = array_of_subsizes[d], start = array_of_starts[d];
+    if (size <= 0 || sub <= 0 || sub > size || start < 0 || start > size - sub) {
+      return bad("dimension " + std::to_string(d) + ": size " + std::to_string(size) +
+                 ", subsize " + std::to_string(sub) + ", start " + std::to_string(start) +
+                 " (need 0 < subsize <= size and 0 <= start <= size - subsize)");
+    }
+  }
+  auto old = layout_of(oldtype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, old.status());
+  // Dimension indices from the fastest-varying out.
+  std::vector<std::size_t> fastest_first(n);
+  for (std::size_t i = 0; i < n; ++i) fastest_first[i] = order == MPI_ORDER_C ? n - 1 - i : i;
+  TypeLayout block = **old;
+  std::ptrdiff_t stride = (*old)->extent();  // bytes of one element of the current dimension
+  std::ptrdiff_t offset = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t d = fastest_first[i];
+    std::vector<int> ones(static_cast<std::size_t>(array_of_subsizes[d]), 1);
+    std::vector<std::ptrdiff_t> displacements(ones.size());
+    for (std::size_t k = 0; k < ones.size(); ++k) {
+      displacements[k] = static_cast<std::ptrdiff_t>(k) * stride;
+    }
+    const TypeLayout* inner[] = {&block};
+    std::vector<const TypeLayout*> types(ones.size(), inner[0]);
+    auto placed = TypeLayout::place(ones, displacements, types, false);
+    TW_MPI_TRY(MPI_COMM_WORLD, placed.status());
+    block = std::move(placed).value();
+    offset += array_of_starts[d] * stride;
+    stride *= array_of_sizes[d];
+  }
+  const int one[] = {1};
+  const std::ptrdiff_t at[] = {offset};
+  const TypeLayout* whole[] = {&block};
+  auto shifted = TypeLayout::place(one, at, whole, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, shifted.status());
+  auto made = std::make_shared<TypeLayout>(shifted->resized(0, stride));
+  std::vector<int> integers{ndims};
+  integers.insert(integers.end(), array_of_sizes, array_of_sizes + n);
+  integers.insert(integers.end(), array_of_subsizes, array_of_subsizes + n);
+  integers.insert(integers.end(), array_of_starts, array_of_starts + n);
+  integers.push_back(order);
+  made->set_constructor(constructor(MPI_COMBINER_SUBARRAY, std::move(integers), {}, {&oldtype, 1}));
+  *newtype = state().types.add(std::move(made));
+  return MPI_SUCCESS;
+}
+
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype* newtype) {
   auto layout = layout_of(oldtype, false);

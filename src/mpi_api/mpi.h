@@ -617,6 +617,9 @@ int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint
                              MPI_Datatype oldtype, MPI_Datatype* newtype);
 int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
                            const MPI_Datatype types[], MPI_Datatype* newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype* newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype* newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
@@ -631,7 +634,10 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
 #define MPI_COMBINER_HINDEXED 9
 #define MPI_COMBINER_HINDEXED_BLOCK 10
 #define MPI_COMBINER_STRUCT 12
+#define MPI_COMBINER_SUBARRAY 13
 #define MPI_COMBINER_RESIZED 18
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
 int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
                           int* num_datatypes, int* combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
@@ -1138,6 +1144,9 @@ int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Ain
                               MPI_Datatype oldtype, MPI_Datatype* newtype);
 int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
                             const MPI_Datatype types[], MPI_Datatype* newtype);
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype* newtype);
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype* newtype);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);

@@ -491,6 +491,101 @@ static void type_names(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* MPI_Type_create_subarray: a 3-D block of a 4x5x6 array of ints in C
+ * order and a 2-D block in Fortran order, packed and compared element by
+ * element with the block picked out by hand; the extent is the whole
+ * array's; a halo column sent from rank 0 lands in rank 1's array in
+ * place; get_contents gives the arguments back; bad shapes fail. */
+static void subarrays(void) {
+  enum { A = 4, B = 5, C = 6 };
+  int array[A][B][C];
+  for (int a = 0; a < A; ++a)
+    for (int b = 0; b < B; ++b)
+      for (int c = 0; c < C; ++c) array[a][b][c] = 100 * a + 10 * b + c;
+  const int sizes[] = {A, B, C}, subsizes[] = {2, 3, 4}, starts[] = {1, 2, 1};
+  MPI_Datatype block;
+  CHECK(MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &block) ==
+        MPI_SUCCESS);
+  MPI_Type_commit(&block);
+  int type_size = 0;
+  MPI_Aint lb = -1, extent = -1;
+  MPI_Type_size(block, &type_size);
+  MPI_Type_get_extent(block, &lb, &extent);
+  CHECK(type_size == 2 * 3 * 4 * (int)sizeof(int));
+  CHECK(lb == 0 && extent == (MPI_Aint)sizeof(array));
+  int packed[24], position = 0, wrong = 0, k = 0;
+  MPI_Pack(array, 1, block, packed, sizeof(packed), &position, MPI_COMM_WORLD);
+  CHECK(position == (int)sizeof(packed));
+  for (int a = 1; a < 3; ++a)
+    for (int b = 2; b < 5; ++b)
+      for (int c = 1; c < 5; ++c) wrong += packed[k++] != array[a][b][c];
+  CHECK(wrong == 0);
+
+  /* Fortran order: the first index varies fastest. A 3x2 block at (1, 2)
+   * of a 4x5 column-major array stored as column[j][i] = element (i, j). */
+  int column[5][4];
+  for (int j = 0; j < 5; ++j)
+    for (int i = 0; i < 4; ++i) column[j][i] = 10 * i + j;
+  const int fsizes[] = {4, 5}, fsub[] = {3, 2}, fstarts[] = {1, 2};
+  MPI_Datatype fblock;
+  CHECK(MPI_Type_create_subarray(2, fsizes, fsub, fstarts, MPI_ORDER_FORTRAN, MPI_INT, &fblock) ==
+        MPI_SUCCESS);
+  MPI_Type_commit(&fblock);
+  int fpacked[6];
+  position = 0;
+  k = 0;
+  wrong = 0;
+  MPI_Pack(column, 1, fblock, fpacked, sizeof(fpacked), &position, MPI_COMM_WORLD);
+  for (int j = 2; j < 4; ++j)
+    for (int i = 1; i < 4; ++i) wrong += fpacked[k++] != 10 * i + j;
+  CHECK(wrong == 0);
+
+  /* The arguments come back. */
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  MPI_Type_get_envelope(block, &ni, &na, &nd, &combiner);
+  CHECK(combiner == MPI_COMBINER_SUBARRAY && ni == 3 * 3 + 2 && na == 0 && nd == 1);
+  int integers[11];
+  MPI_Aint addresses[1];
+  MPI_Datatype types[1];
+  CHECK(MPI_Type_get_contents(block, 11, 0, 1, integers, addresses, types) == MPI_SUCCESS);
+  CHECK(integers[0] == 3 && integers[1] == A && integers[4] == 2 && integers[7] == 1 &&
+        integers[10] == MPI_ORDER_C && types[0] == MPI_INT);
+
+  /* A halo exchange: rank 0 sends the block, rank 1 receives it into the
+   * same place of a zeroed array; every other element stays zero. */
+  if (size >= 2 && rank < 2) {
+    if (rank == 0) {
+      MPI_Send(array, 1, block, 1, 77, MPI_COMM_WORLD);
+    } else {
+      int received[A][B][C];
+      memset(received, 0, sizeof(received));
+      MPI_Recv(received, 1, block, 0, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      wrong = 0;
+      for (int a = 0; a < A; ++a)
+        for (int b = 0; b < B; ++b)
+          for (int c = 0; c < C; ++c) {
+            const int inside = a >= 1 && a < 3 && b >= 2 && b < 5 && c >= 1 && c < 5;
+            wrong += received[a][b][c] != (inside ? array[a][b][c] : 0);
+          }
+      CHECK(wrong == 0);
+    }
+  }
+
+  /* Shapes that do not fit. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Datatype bad;
+  const int too_far[] = {1, 3, 3}; /* 3 + 4 > 6 in the last dimension */
+  CHECK(tw_class(MPI_Type_create_subarray(3, sizes, subsizes, too_far, MPI_ORDER_C, MPI_INT,
+                                          &bad)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Type_create_subarray(0, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT,
+                                          &bad)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Type_create_subarray(3, sizes, subsizes, starts, 3, MPI_INT, &bad)) ==
+        MPI_ERR_ARG);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Type_free(&block);
+  MPI_Type_free(&fblock);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -509,6 +604,7 @@ int main(int argc, char** argv) {
   envelopes_and_contents();
   block_constructors_and_x_queries();
   type_names();
+  subarrays();
   int total_failed = 0;
   MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
