@@ -88,7 +88,7 @@ Status Engine::publish_directory(Window* w) {
     const std::size_t at = body.size();
     body.resize(at + sizeof(record) + padded(key.size()), 0);
     std::memcpy(body.data() + at, &record, sizeof(record));
-    std::memcpy(body.data() + at + sizeof(record), key.data(), key.size());
+    if (!key.empty()) std::memcpy(body.data() + at + sizeof(record), key.data(), key.size());
   }
   if (sizeof(DirectoryHeader) + body.size() > kDirectoryBytes) {
     return {ErrorCode::kRmaAttach, "MPI_Win_attach: the window's directory of attached regions (" +
@@ -102,7 +102,7 @@ Status Engine::publish_directory(Window* w) {
   generation.store(++d.generation, std::memory_order_relaxed);  // odd: being rewritten
   std::atomic<int> fence_word{0};
   full_fence(fence_word);  // readers see the odd generation before any new byte
-  std::memcpy(memory + sizeof(DirectoryHeader), body.data(), body.size());
+  if (!body.empty()) std::memcpy(memory + sizeof(DirectoryHeader), body.data(), body.size());
   header->count = static_cast<std::uint32_t>(d.attached.size());
   header->bytes = static_cast<std::uint32_t>(body.size());
   generation.store(++d.generation, std::memory_order_release);  // even: complete
@@ -165,6 +165,7 @@ Status Engine::win_detach(Window* w, const void* base) {
 
 Status Engine::read_window_memory(Window* w, int target, std::size_t offset,
                                   std::span<std::uint8_t> out) {
+  if (out.empty()) return Status::ok();  // an empty directory's body
   const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   const int peer = w->comm->world_rank(target);
   if (rw.view != nullptr) {
