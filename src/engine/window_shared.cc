@@ -154,9 +154,11 @@ Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Com
   std::lock_guard lock(mutex_);
   window->shared_parts.resize(sizes.size(), nullptr);
   for (std::size_t r = 0; r < sizes.size(); ++r) {
-    // A part of size 0 still has a place (MPI_Win_shared_query gives it).
-    if (total > 0) window->shared_parts[r] = segment.data() + offsets[r];
-    if (sizes[r] > 0) window->ranks[r].view = window->shared_parts[r];
+    // A part of size 0 is NULL, as MPICH and Open MPI give it (MPICH's
+    // win_shared_noncontig_put asserts so).
+    if (sizes[r] == 0) continue;
+    window->shared_parts[r] = segment.data() + offsets[r];
+    window->ranks[r].view = window->shared_parts[r];
   }
   window->shared_memory = std::move(segment);
   return window;
