@@ -76,7 +76,6 @@ struct AttachedRegion {
 struct DynamicWindow {
   std::mutex mutex;  // all below: a rank's threads may attach and access at once
   std::map<std::uint64_t, AttachedRegion> attached;  // this rank's, by base address
-  std::uint64_t generation = 0;                      // of this rank's directory
   std::vector<DynamicTarget> targets;                // by rank: the copies of their directories
 };
 
@@ -127,11 +126,10 @@ struct Window {
   Engine* engine = nullptr;
   Communicator* comm = nullptr;
   // MPI_Win_allocate_shared (window_shared.cc): the one segment every rank
-  // maps, holding all ranks' parts; declared before `registration` so that
-  // this rank's part is deregistered before it is unmapped. By rank, where
-  // its part begins in this process (MPI_Win_shared_query).
+  // maps, holding all ranks' parts (each rank's `view` in `ranks` says where
+  // its part is here); declared before `registration` so that this rank's
+  // part is deregistered before it is unmapped.
   SharedSegment shared_memory;
-  std::vector<std::uint8_t*> shared_parts;
   void* base = nullptr;
   std::size_t size = 0;
   int disp_unit = 1;

@@ -98,14 +98,15 @@ Status Engine::publish_directory(Window* w) {
   }
   auto* memory = static_cast<std::uint8_t*>(w->base);
   auto* header = reinterpret_cast<DirectoryHeader*>(memory);
-  std::atomic_ref<std::uint64_t> generation(header->generation);
-  generation.store(++d.generation, std::memory_order_relaxed);  // odd: being rewritten
+  std::atomic_ref<std::uint64_t> generation(header->generation);  // only this rank writes it
+  const std::uint64_t before = generation.load(std::memory_order_relaxed);
+  generation.store(before + 1, std::memory_order_relaxed);  // odd: being rewritten
   std::atomic<int> fence_word{0};
   full_fence(fence_word);  // readers see the odd generation before any new byte
   if (!body.empty()) std::memcpy(memory + sizeof(DirectoryHeader), body.data(), body.size());
   header->count = static_cast<std::uint32_t>(d.attached.size());
   header->bytes = static_cast<std::uint32_t>(body.size());
-  generation.store(++d.generation, std::memory_order_release);  // even: complete
+  generation.store(before + 2, std::memory_order_release);  // even: complete
   return Status::ok();
 }
 

@@ -8,8 +8,8 @@
 //  2. the lowest rank creates the segment and says its name (or its error);
 //  3. the others attach and say whether they could.
 // The name is unlinked after round 3: nothing is left in /dev/shm whatever
-// happens to the job later. Each part is then registered as an ordinary
-// window (win_open), so the lock words, fences, PSCW and accumulates work
+// happens to the job later. Each part is then an ordinary window
+// (win_create over it), so the lock words, fences, PSCW and accumulates work
 // as on any window, and every rank's view is its own mapping of that part:
 // a put, get or accumulate there is a memcpy, whatever the transport.
 #include <unistd.h>
@@ -138,27 +138,18 @@ Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Com
     }
   }
 
-  // This rank's part, registered as any window's memory.
+  // This rank's part is an ordinary window over memory it already has;
+  // every rank's view is its own mapping of that rank's part (an empty
+  // part has none, so MPI_Win_shared_query gives NULL, as MPICH and Open
+  // MPI do: MPICH's win_shared_noncontig_put asserts it).
   auto* base =
       size > 0 ? segment.data() + offsets[static_cast<std::size_t>(comm->rank())] : nullptr;
-  std::unique_ptr<transport::Registration> registration;
-  if (size > 0) {
-    std::lock_guard lock(mutex_);
-    auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
-    if (!reg) return reg.status().with_context(what);
-    registration = std::move(reg).value();
-  }
-  auto w = win_open(base, size, disp_unit, comm, std::move(registration));
-  if (!w) return w;
+  auto w = win_create(base, size, disp_unit, comm);
+  if (!w) return w.status().with_context(what);
   Window* window = *w;
   std::lock_guard lock(mutex_);
-  window->shared_parts.resize(sizes.size(), nullptr);
   for (std::size_t r = 0; r < sizes.size(); ++r) {
-    // A part of size 0 is NULL, as MPICH and Open MPI give it (MPICH's
-    // win_shared_noncontig_put asserts so).
-    if (sizes[r] == 0) continue;
-    window->shared_parts[r] = segment.data() + offsets[r];
-    window->ranks[r].view = window->shared_parts[r];
+    if (sizes[r] > 0) window->ranks[r].view = segment.data() + offsets[r];
   }
   window->shared_memory = std::move(segment);
   return window;

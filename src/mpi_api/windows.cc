@@ -189,7 +189,7 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
   const auto r = static_cast<std::size_t>(rank);
   *size = static_cast<MPI_Aint>(w.ranks[r].size);
   *disp_unit = w.ranks[r].disp_unit;
-  *static_cast<void**>(baseptr) = w.shared_parts[r];
+  *static_cast<void**>(baseptr) = w.ranks[r].view;  // this process's mapping of that part
   return MPI_SUCCESS;
 }
 
