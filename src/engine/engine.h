@@ -302,9 +302,17 @@ class Engine final : public transport::Receiver,
   // a barrier) and opens the next.
   Status win_fence(Window* window);
   // `bytes` to or from `target`'s window at displacement `disp` (in the
-  // target's disp units); complete at the next fence.
-  Status put(Window* window, const void* origin, std::size_t bytes, int target, std::uint64_t disp);
-  Status get(Window* window, void* origin, std::size_t bytes, int target, std::uint64_t disp);
+  // target's disp units) and `offset` bytes further (a piece of a derived
+  // datatype); complete at the next fence.
+  Status put(Window* window, const void* origin, std::size_t bytes, int target, std::uint64_t disp,
+             std::ptrdiff_t offset = 0);
+  Status get(Window* window, void* origin, std::size_t bytes, int target, std::uint64_t disp,
+             std::ptrdiff_t offset = 0);
+  // The checks of a put or get of `bytes` there (epoch, rank, range, an
+  // attached region), without moving anything: a datatype of many pieces
+  // is checked whole before its first piece moves.
+  Status rma_check(Window* window, std::size_t bytes, int target, std::uint64_t disp,
+                   std::ptrdiff_t offset, const char* what);
   // Passive target (window_lock.cc): MPI_Win_lock / unlock of `target` (a
   // rank of the window's communicator) and lock_all / unlock_all of every
   // rank; `check` false is MPI_MODE_NOCHECK (no lock word is touched).
@@ -331,10 +339,19 @@ class Engine final : public transport::Receiver,
   // and handed to `update`, which may change them in place and says
   // whether to write them back; all under the target's accumulate lock, so
   // accumulates are atomic with respect to each other. Complete (at the
-  // target too) when it returns.
+  // target too) when it returns. `written`, when not empty, are the only
+  // pieces of the bytes written back (a strided datatype's elements): the
+  // gaps between them may be another origin's puts, made meanwhile.
   using AccumulateUpdate = std::function<Result<bool>(std::span<std::uint8_t> target_bytes)>;
+  struct ByteRange {
+    std::size_t offset;
+    std::size_t length;
+  };
+  // `offset`: the bytes start that far from the displacement (a datatype
+  // with a negative lower bound reaches before it).
   Status accumulate(Window* window, int target, std::uint64_t disp, std::size_t bytes,
-                    const AccumulateUpdate& update, const char* what);
+                    const AccumulateUpdate& update, const char* what,
+                    std::span<const ByteRange> written = {}, std::ptrdiff_t offset = 0);
 
   // Drives communication from the calling thread.
   unsigned progress();
@@ -601,7 +618,8 @@ class Engine final : public transport::Receiver,
   // Where a put, get or accumulate lands, after the epoch and range checks
   // (window.cc); on a dynamic window in `region` (dynamic_region's).
   Result<RmaTarget> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,
-                               const char* what, const DynamicRegion* region);
+                               const char* what, const DynamicRegion* region,
+                               std::ptrdiff_t offset = 0);
   // Dynamic windows (window_dynamic.cc): the region of `target` that holds
   // `bytes` at `address`, from this rank's copy of its directory, fetched
   // or revalidated first when needed; null when the access needs none
@@ -616,7 +634,8 @@ class Engine final : public transport::Receiver,
   Status read_window_memory(Window* w, int target, std::size_t offset, std::span<std::uint8_t> out);
   // Rewrites this rank's directory from `attached` (dynamic mutex held).
   Status publish_directory(Window* w);
-  Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp, bool put);
+  Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp,
+             std::ptrdiff_t offset, bool put);
   static void on_rma_done(void* ctx, const Status& s);
   // The part of win_create and win_allocate after the memory: lock words,
   // and every rank's addresses and keys to every other (collective).

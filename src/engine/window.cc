@@ -204,7 +204,8 @@ Status Engine::win_free(Window* w) {
 }
 
 Result<RmaTarget> Engine::rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,
-                                     const char* what, const DynamicRegion* region) {
+                                     const char* what, const DynamicRegion* region,
+                                     std::ptrdiff_t offset) {
   if (w == nullptr) return Status(ErrorCode::kInvalidWindow, "null window");
   TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
   if (target == kProcNull) return RmaTarget{};
@@ -216,42 +217,58 @@ Result<RmaTarget> Engine::rma_target(Window* w, std::size_t bytes, int target, s
                       " outside an access epoch (no MPI_Win_fence yet, no lock on it, not in "
                       "MPI_Win_start's group)");
   }
-  if (w->dynamic) {  // `disp` is an address in `region` (dynamic_region checked it)
-    if (region == nullptr) return RmaTarget{disp, {}, nullptr};  // no bytes
-    return RmaTarget{disp, region->key,
-                     region->view != nullptr ? region->view + (disp - region->base) : nullptr};
+  if (w->dynamic) {  // `disp` + `offset` is an address in `region` (dynamic_region checked it)
+    const std::uint64_t address = disp + static_cast<std::uint64_t>(offset);
+    if (region == nullptr) return RmaTarget{address, {}, nullptr};  // no bytes
+    return RmaTarget{address, region->key,
+                     region->view != nullptr ? region->view + (address - region->base) : nullptr};
   }
   const RemoteWindow& rw = w->ranks[t];
   const std::uint64_t unit = static_cast<std::uint64_t>(rw.disp_unit);
-  const std::uint64_t offset = disp * unit;
-  if ((unit != 0 && offset / unit != disp) || offset > rw.size || bytes > rw.size - offset) {
-    return Status(ErrorCode::kRmaRange, std::string(what) + " of " + std::to_string(bytes) +
-                                            " bytes at displacement " + std::to_string(disp) +
-                                            " (unit " + std::to_string(unit) +
-                                            ") is outside rank " + std::to_string(target) +
-                                            "'s window of " + std::to_string(rw.size) + " bytes");
+  const std::uint64_t start = disp * unit;
+  // Unsigned: a piece before the window wraps around to a huge offset.
+  const std::uint64_t at = start + static_cast<std::uint64_t>(offset);
+  if ((unit != 0 && start / unit != disp) || (offset >= 0) != (at >= start) || at > rw.size ||
+      bytes > rw.size - at) {
+    return Status(ErrorCode::kRmaRange,
+                  std::string(what) + " of " + std::to_string(bytes) + " bytes at displacement " +
+                      std::to_string(disp) + " (unit " + std::to_string(unit) + ")" +
+                      (offset != 0 ? " and " + std::to_string(offset) + " bytes" : "") +
+                      " is outside rank " + std::to_string(target) + "'s window of " +
+                      std::to_string(rw.size) + " bytes");
   }
-  return RmaTarget{rw.base + offset, rw.key, rw.view != nullptr ? rw.view + offset : nullptr};
+  return RmaTarget{rw.base + at, rw.key, rw.view != nullptr ? rw.view + at : nullptr};
 }
 
-Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target,
-                   std::uint64_t disp) {
+Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target, std::uint64_t disp,
+                   std::ptrdiff_t offset) {
   // A put only reads `origin`: the cast lets one path issue both.
-  return rma(w, {static_cast<std::uint8_t*>(const_cast<void*>(origin)), bytes}, target, disp, true);
+  return rma(w, {static_cast<std::uint8_t*>(const_cast<void*>(origin)), bytes}, target, disp,
+             offset, true);
 }
 
-Status Engine::get(Window* w, void* origin, std::size_t bytes, int target, std::uint64_t disp) {
-  return rma(w, {static_cast<std::uint8_t*>(origin), bytes}, target, disp, false);
+Status Engine::get(Window* w, void* origin, std::size_t bytes, int target, std::uint64_t disp,
+                   std::ptrdiff_t offset) {
+  return rma(w, {static_cast<std::uint8_t*>(origin), bytes}, target, disp, offset, false);
+}
+
+Status Engine::rma_check(Window* w, std::size_t bytes, int target, std::uint64_t disp,
+                         std::ptrdiff_t offset, const char* what) {
+  auto region = dynamic_region(w, target, disp + static_cast<std::uint64_t>(offset), bytes, what);
+  if (!region) return region.status();
+  std::lock_guard lock(mutex_);
+  return rma_target(w, bytes, target, disp, what, region->get(), offset).status();
 }
 
 Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp,
-                   bool put) {
+                   std::ptrdiff_t offset, bool put) {
   const char* what = put ? "MPI_Put" : "MPI_Get";
   TAGWIRE_RETURN_IF_ERROR(check_buffer(origin.data(), origin.size()));
-  auto region = dynamic_region(w, target, disp, origin.size(), what);
+  auto region =
+      dynamic_region(w, target, disp + static_cast<std::uint64_t>(offset), origin.size(), what);
   if (!region) return region.status();
   std::lock_guard lock(mutex_);
-  auto at = rma_target(w, origin.size(), target, disp, what, region->get());
+  auto at = rma_target(w, origin.size(), target, disp, what, region->get(), offset);
   if (!at) return at.status();
   if (origin.empty() || target == kProcNull) return Status::ok();
   const int peer = w->comm->world_rank(target);

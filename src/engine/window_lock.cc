@@ -218,14 +218,15 @@ Status Engine::win_unlock_all(Window* w) {
 }
 
 Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t bytes,
-                          const AccumulateUpdate& update, const char* what) {
+                          const AccumulateUpdate& update, const char* what,
+                          std::span<const ByteRange> written, std::ptrdiff_t offset) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
-  auto region = dynamic_region(w, target, disp, bytes, what);
+  auto region = dynamic_region(w, target, disp + static_cast<std::uint64_t>(offset), bytes, what);
   if (!region) return region.status();
   Result<RmaTarget> at = RmaTarget{};
   {
     std::lock_guard lock(mutex_);
-    at = rma_target(w, bytes, target, disp, what, region->get());
+    at = rma_target(w, bytes, target, disp, what, region->get(), offset);
     if (!at) return at.status();
     if (target == kProcNull) return Status::ok();
     if (is_dead(w->comm->world_rank(target))) {
@@ -237,22 +238,25 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
   const bool self = peer == world_rank();
   TAGWIRE_RETURN_IF_ERROR(acquire_word(w, target, kAccumulateLockWord, true));
   std::vector<std::uint8_t> current(bytes);
-  // One blocking read or write of the target's bytes.
-  auto move = [&](bool put) -> Status {
+  // One blocking read or write of `length` of the target's bytes from
+  // `from`.
+  auto move = [&](bool put, std::size_t from, std::size_t length) -> Status {
+    std::span<std::uint8_t> here(current.data() + from, length);
     if (self || at->view != nullptr) {
-      auto* there = self ? reinterpret_cast<std::uint8_t*>(at->address) : at->view;
+      auto* there = (self ? reinterpret_cast<std::uint8_t*>(at->address) : at->view) + from;
       if (put) {
-        std::memcpy(there, current.data(), bytes);
+        std::memcpy(there, here.data(), length);
       } else {
-        std::memcpy(current.data(), there, bytes);
+        std::memcpy(here.data(), there, length);
       }
       return Status::ok();
     }
     WindowOpWait op;
     {
       std::lock_guard lock(mutex_);
-      auto issued = put ? transport_->write(peer, current, at->address, at->key, op.completion())
-                        : transport_->read(peer, current, at->address, at->key, op.completion());
+      const std::uint64_t address = at->address + from;
+      auto issued = put ? transport_->write(peer, here, address, at->key, op.completion())
+                        : transport_->read(peer, here, address, at->key, op.completion());
       if (!issued) return issued.status();
       w->unflushed = true;
       if (*issued == transport::Issued::kDone) op.finished = true;
@@ -260,13 +264,20 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     await(op);
     return op.status;
   };
-  Status s = move(false);
+  Status s = move(false, 0, bytes);
   if (s.is_ok()) {
     auto write_back = update(current);
     if (!write_back) {
       s = write_back.status();
     } else if (*write_back) {
-      s = move(true);
+      if (written.empty()) s = move(true, 0, bytes);
+      for (std::size_t i = 0; i < written.size() && s.is_ok(); ++i) {
+        if (written[i].offset > bytes || written[i].length > bytes - written[i].offset) {
+          s = Status(ErrorCode::kInternal, "an accumulate's write-back lies outside its bytes");
+        } else {
+          s = move(true, written[i].offset, written[i].length);
+        }
+      }
       // In the target's memory before the next holder reads it.
       if (s.is_ok() && !self && at->view == nullptr) s = win_flush(w);
     }

@@ -1,15 +1,21 @@
 // Accumulates: MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op and
 // MPI_Compare_and_swap, each one read-modify-write of the target's bytes
 // under the target's accumulate lock (Engine::accumulate), combined here
-// with the reduction operations of the collectives (reduce_ops.h). So any
-// predefined operation on any predefined datatype is atomic with respect
-// to every other accumulate, on every transport. Each call is complete, at
-// the target too, when it returns (MPI allows completing early).
+// with the reduction operations of the collectives (reduction.h). So any
+// predefined operation on any datatype of one predefined type is atomic
+// with respect to every other accumulate, on every transport. A derived
+// target type is read as the bytes from the displacement to its last
+// element's end, and only its elements are written back. Each call is
+// complete, at the target too, when it returns (MPI allows completing
+// early).
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "mpi_api/reduce_ops.h"
+#include "mpi_api/reduction.h"
 #include "mpi_api/state.h"
 #include "mpi_api/windows.h"
 
@@ -18,61 +24,107 @@ using namespace tagwire::mpi;
 
 namespace {
 
-// Accumulates combine elements of one predefined datatype, the same on
-// both sides, with a predefined operation, MPI_REPLACE or MPI_NO_OP (MPI
-// allows no user operation here).
-Result<std::size_t> accumulate_bytes(int origin_count, MPI_Datatype origin_type, int target_count,
-                                     MPI_Datatype target_type, MPI_Op op) {
+// One accumulate's operands: origin and target of one predefined element
+// type and as many elements (MPI-3.1 §11.3.4), the target's bytes and the
+// pieces of them its datatype covers.
+struct AccumulatePlan {
+  Reduction origin;
+  Reduction target;          // with the operation
+  std::ptrdiff_t first = 0;  // where the span starts from the displacement
+  std::size_t span = 0;
+  std::vector<engine::Engine::ByteRange> written;  // empty: all of span
+};
+
+Status check_accumulate_op(MPI_Op op) {
   if (op == MPI_OP_NULL || op >= kFirstUserOp ||
       (op > MPI_MINLOC && op != MPI_REPLACE && op != MPI_NO_OP)) {
-    return Status(ErrorCode::kInvalidOp,
-                  "operation " + std::to_string(op) +
-                      " cannot accumulate (predefined operations, MPI_REPLACE or MPI_NO_OP)");
+    return {ErrorCode::kInvalidOp,
+            "operation " + std::to_string(op) +
+                " cannot accumulate (predefined operations, MPI_REPLACE or MPI_NO_OP)"};
   }
-  if (target_type >= kFirstDerivedType || origin_type != target_type) {
+  return Status::ok();
+}
+
+// Where a target datatype's elements lie from the displacement: the
+// bytes to read, from the lowest piece to the end of the highest, and the
+// pieces to write back within them.
+void place_target(AccumulatePlan& plan) {
+  const Reduction& t = plan.target;
+  if (t.layout == nullptr) {
+    plan.span = t.bytes;
+    return;
+  }
+  const std::vector<TypeLayout::Piece> pieces = t.layout->pieces(t.count);
+  if (pieces.empty()) return;
+  std::ptrdiff_t lo = pieces[0].offset;
+  std::ptrdiff_t hi = lo;
+  for (const TypeLayout::Piece& p : pieces) {
+    lo = std::min(lo, p.offset);
+    hi = std::max(hi, p.offset + static_cast<std::ptrdiff_t>(p.length));
+  }
+  plan.first = lo;
+  plan.span = static_cast<std::size_t>(hi - lo);
+  for (const TypeLayout::Piece& p : pieces) {
+    plan.written.push_back({static_cast<std::size_t>(p.offset - lo), p.length});
+  }
+}
+
+Result<AccumulatePlan> plan_accumulate(int origin_count, MPI_Datatype origin_type, int target_count,
+                                       MPI_Datatype target_type, MPI_Op op) {
+  TAGWIRE_RETURN_IF_ERROR(check_accumulate_op(op));
+  auto origin = operands_of(origin_count, origin_type);
+  if (!origin) return origin.status();
+  auto target = operands_of(target_count, target_type);
+  if (!target) return target.status();
+  if (target->element == MPI_DATATYPE_NULL || origin->element != target->element) {
     return Status(ErrorCode::kInvalidType,
-                  "accumulates take one predefined datatype on both sides for now (origin " +
-                      std::to_string(origin_type) + ", target " + std::to_string(target_type) +
-                      ")");
+                  "an accumulate's origin (datatype " + std::to_string(origin_type) +
+                      ") and target (datatype " + std::to_string(target_type) +
+                      ") must be made of one predefined type, the same on both sides");
   }
-  if (origin_count != target_count) {
-    return Status(ErrorCode::kInvalidCount, "origin count " + std::to_string(origin_count) +
-                                                " and target count " +
-                                                std::to_string(target_count) + " differ");
+  if (origin->elements != target->elements) {
+    return Status(ErrorCode::kInvalidCount,
+                  "origin (" + std::to_string(origin->elements) + " elements) and target (" +
+                      std::to_string(target->elements) + " elements) differ");
   }
-  if (op != MPI_REPLACE && op != MPI_NO_OP) TAGWIRE_RETURN_IF_ERROR(check_op(op, target_type));
-  return contiguous_bytes_of(target_count, target_type);
+  if (op != MPI_REPLACE && op != MPI_NO_OP) TAGWIRE_RETURN_IF_ERROR(check_op(op, target->element));
+  AccumulatePlan plan{std::move(origin).value(), std::move(target).value(), 0, 0, {}};
+  plan.target.op = op;
+  place_target(plan);
+  return plan;
 }
 
-// target = origin OP target (or origin itself for MPI_REPLACE); whether
-// the target changed.
-Result<bool> combine_into(MPI_Op op, MPI_Datatype type, const void* origin, int count,
-                          std::span<std::uint8_t> target) {
-  if (op == MPI_NO_OP) return false;
-  if (op == MPI_REPLACE) {
-    std::memcpy(target.data(), origin, target.size());
-    return true;
-  }
-  TAGWIRE_RETURN_IF_ERROR(
-      apply_op(op, type, origin, target.data(), static_cast<std::size_t>(count)));
-  return true;
-}
-
-// Get_accumulate's core, shared by Fetch_and_op: the target's old bytes
-// into `result`, then the combination.
-Status get_accumulate(const void* origin, int count, MPI_Datatype type, void* result, int target,
-                      MPI_Aint disp, MPI_Op op, MPI_Win win, const char* what) {
+// Get_accumulate's core, shared by Accumulate and Fetch_and_op: the
+// target's old elements into `result` (laid out as `result_type` says;
+// null: not wanted), then target = origin OP target.
+Status run_accumulate(const void* origin, const AccumulatePlan& plan, void* result,
+                      const Reduction* result_type, int target, MPI_Aint disp, MPI_Win win,
+                      const char* what) {
   auto entry = window_of(win);
   if (!entry) return entry.status();
-  auto bytes = accumulate_bytes(count, type, count, type, op);
-  if (!bytes) return bytes.status();
   TAGWIRE_RETURN_IF_ERROR(check_displacement(disp));
-  return E().accumulate((*entry)->window, target, static_cast<std::uint64_t>(disp), *bytes,
-                        [&](std::span<std::uint8_t> there) -> Result<bool> {
-                          std::memcpy(result, there.data(), there.size());
-                          return combine_into(op, type, origin, count, there);
-                        },
-                        what);
+  std::vector<std::uint8_t> incoming(plan.origin.bytes);
+  if (plan.target.op != MPI_NO_OP) pack_operand(plan.origin, origin, incoming.data());
+  std::vector<std::uint8_t> elements(plan.target.bytes);
+  return E().accumulate(
+      (*entry)->window, target, static_cast<std::uint64_t>(disp), plan.span,
+      [&](std::span<std::uint8_t> bytes) -> Result<bool> {
+        // Element 0's start: before the bytes when the type reaches back.
+        auto* there =
+            reinterpret_cast<std::uint8_t*>(reinterpret_cast<std::uintptr_t>(bytes.data()) -
+                                            static_cast<std::uintptr_t>(plan.first));
+        pack_operand(plan.target, there, elements.data());
+        if (result_type != nullptr) unpack_operand(*result_type, elements.data(), result);
+        if (plan.target.op == MPI_NO_OP) return false;
+        if (plan.target.op == MPI_REPLACE) {
+          unpack_operand(plan.target, incoming.data(), there);
+          return true;
+        }
+        TAGWIRE_RETURN_IF_ERROR(reduce_packed(plan.target, incoming.data(), elements.data()));
+        unpack_operand(plan.target, elements.data(), there);
+        return true;
+      },
+      what, plan.written, plan.first);
 }
 
 }  // namespace
@@ -82,18 +134,10 @@ extern "C" {
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  auto entry = window_of(win);
-  TW_WIN_TRY(win, entry.status());
-  auto bytes = accumulate_bytes(origin_count, origin_datatype, target_count, target_datatype, op);
-  TW_WIN_TRY(win, bytes.status());
-  TW_WIN_TRY(win, check_displacement(target_disp));
-  TW_WIN_TRY(
-      win,
-      E().accumulate((*entry)->window, target_rank, static_cast<std::uint64_t>(target_disp), *bytes,
-                     [&](std::span<std::uint8_t> there) {
-                       return combine_into(op, target_datatype, origin_addr, target_count, there);
-                     },
-                     "MPI_Accumulate"));
+  auto plan = plan_accumulate(origin_count, origin_datatype, target_count, target_datatype, op);
+  TW_WIN_TRY(win, plan.status());
+  TW_WIN_TRY(win, run_accumulate(origin_addr, *plan, nullptr, nullptr, target_rank, target_disp,
+                                 win, "MPI_Accumulate"));
   return MPI_SUCCESS;
 }
 
@@ -106,25 +150,26 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
     origin_count = target_count;
     origin_datatype = target_datatype;
   }
-  if (result_datatype != target_datatype || result_count != target_count) {
+  auto plan = plan_accumulate(origin_count, origin_datatype, target_count, target_datatype, op);
+  TW_WIN_TRY(win, plan.status());
+  auto result = operands_of(result_count, result_datatype);
+  TW_WIN_TRY(win, result.status());
+  if (result->element != plan->target.element || result->elements != plan->target.elements) {
     TW_WIN_TRY(win, Status(ErrorCode::kInvalidType,
-                           "MPI_Get_accumulate: the result buffer's count and datatype must be "
-                           "the target's"));
+                           "MPI_Get_accumulate: the result buffer must hold as many elements of "
+                           "the target's predefined type as the target"));
   }
-  if (origin_count != target_count || origin_datatype != target_datatype) {
-    TW_WIN_TRY(win,
-               accumulate_bytes(origin_count, origin_datatype, target_count, target_datatype, op)
-                   .status());
-  }
-  TW_WIN_TRY(win, get_accumulate(origin_addr, target_count, target_datatype, result_addr,
-                                 target_rank, target_disp, op, win, "MPI_Get_accumulate"));
+  TW_WIN_TRY(win, run_accumulate(origin_addr, *plan, result_addr, &*result, target_rank,
+                                 target_disp, win, "MPI_Get_accumulate"));
   return MPI_SUCCESS;
 }
 
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  TW_WIN_TRY(win, get_accumulate(origin_addr, 1, datatype, result_addr, target_rank, target_disp,
-                                 op, win, "MPI_Fetch_and_op"));
+  auto plan = plan_accumulate(1, datatype, 1, datatype, op);
+  TW_WIN_TRY(win, plan.status());
+  TW_WIN_TRY(win, run_accumulate(origin_addr, *plan, result_addr, &plan->target, target_rank,
+                                 target_disp, win, "MPI_Fetch_and_op"));
   return MPI_SUCCESS;
 }
 
@@ -133,11 +178,16 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
                          MPI_Win win) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
-  auto bytes = accumulate_bytes(1, datatype, 1, datatype, MPI_REPLACE);
-  TW_WIN_TRY(win, bytes.status());
+  auto plan = plan_accumulate(1, datatype, 1, datatype, MPI_REPLACE);
+  TW_WIN_TRY(win, plan.status());
+  if (datatype >= kFirstDerivedType || plan->target.layout != nullptr) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidType,
+                           "MPI_Compare_and_swap takes a predefined datatype of one value"));
+  }
+  const std::size_t bytes = plan->target.bytes;
   TW_WIN_TRY(win, check_displacement(target_disp));
   TW_WIN_TRY(win, E().accumulate((*entry)->window, target_rank,
-                                 static_cast<std::uint64_t>(target_disp), *bytes,
+                                 static_cast<std::uint64_t>(target_disp), bytes,
                                  [&](std::span<std::uint8_t> there) -> Result<bool> {
                                    std::memcpy(result_addr, there.data(), there.size());
                                    if (std::memcmp(there.data(), compare_addr, there.size()) != 0) {

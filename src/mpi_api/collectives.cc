@@ -23,6 +23,7 @@
 
 #include "mpi_api/collective_blocks.h"
 #include "mpi_api/reduce_ops.h"
+#include "mpi_api/reduction.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
@@ -117,50 +118,78 @@ Status bcast(Schedule& s, int tag, void* buffer, const Typed& t, int root) {
   return Status::ok();
 }
 
-// Root: recvbuf = op over every rank's contribution, in rank order.
-Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
-              MPI_Datatype type, MPI_Op op, int root) {
+// Every rank's contribution `mine` (t's elements) reduced at the root, in
+// rank order so that the result does not depend on arrival order: the
+// root gets the packed result, in scratch, once the schedule's steps so far
+// have run; the others get null.
+unsigned char* reduce_to_root(Schedule& s, int tag, const void* mine, const Reduction& r,
+                              const Typed& t, int root) {
   engine::Communicator* comm = s.comm();
-  TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
-  TAGWIRE_RETURN_IF_ERROR(check_op(op, type));
-  auto size = contiguous_bytes_of(count, type);
-  if (!size) return size.status();
-  const std::size_t bytes = *size;
   if (comm->rank() != root) {
-    s.send(sendbuf, bytes, root, tag);
-    return Status::ok();
+    send_typed(s, mine, t, root, tag);
+    return nullptr;
   }
-  // Every contribution is received first, then combined in rank order so
-  // that the result does not depend on arrival order.
+  // Every contribution is received first, then combined.
   const int n = comm->size();
+  const std::size_t bytes = r.bytes;
   unsigned char* parts = s.scratch(static_cast<std::size_t>(n) * bytes);
-  const auto part = [parts, bytes](int r) { return parts + static_cast<std::size_t>(r) * bytes; };
-  s.copy(part(root), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
+  const auto part = [parts, bytes](int k) { return parts + static_cast<std::size_t>(k) * bytes; };
+  s.local([r, mine, own = part(root)] {
+    pack_operand(r, mine, own);
+    return Status::ok();
+  });
   for (int peer = 0; peer < n; ++peer) {
     if (peer != root) s.receive(part(peer), bytes, peer, tag);
   }
   s.next_round();
   s.local([=] {
-    for (int r = 1; r < n; ++r) {
-      TAGWIRE_RETURN_IF_ERROR(
-          combine(op, type, part(0), part(r), static_cast<std::size_t>(count), bytes));
-    }
-    if (bytes > 0) std::memcpy(recvbuf, part(0), bytes);
+    for (int k = 1; k < n; ++k) TAGWIRE_RETURN_IF_ERROR(combine_packed(r, part(0), part(k)));
     return Status::ok();
   });
+  return part(0);
+}
+
+// The packed `result` into `buffer` when its turn comes.
+void unpack_step(Schedule& s, const Reduction& r, const unsigned char* result, void* buffer) {
+  s.local([r, result, buffer] {
+    unpack_operand(r, result, buffer);
+    return Status::ok();
+  });
+}
+
+// Root: recvbuf = op over every rank's contribution, in rank order.
+Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
+              MPI_Datatype type, MPI_Op op, int root) {
+  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
+  auto r = reduction_of(op, count, type);
+  if (!r) return r.status();
+  auto t = typed(count, type);
+  if (!t) return t.status();
+  const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const unsigned char* result = reduce_to_root(s, tag, mine, *r, *t, root);
+  if (result != nullptr) unpack_step(s, *r, result, recvbuf);
   return Status::ok();
 }
 
 Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype type, MPI_Op op) {
-  auto bytes = contiguous_bytes_of(count, type);
-  if (!bytes) return bytes.status();
-  // Non-root ranks with MPI_IN_PLACE contribute what recvbuf holds (their
-  // send completes in the first round, before the broadcast overwrites it).
-  const void* mine = sendbuf == MPI_IN_PLACE && s.comm()->rank() != 0 ? recvbuf : sendbuf;
-  TAGWIRE_RETURN_IF_ERROR(reduce(s, tag, mine, recvbuf, count, type, op, 0));
+  auto r = reduction_of(op, count, type);
+  if (!r) return r.status();
+  auto t = typed(count, type);
+  if (!t) return t.status();
+  // With MPI_IN_PLACE every rank contributes what recvbuf holds (a
+  // non-root's send completes in the first round, before the broadcast
+  // overwrites it).
+  const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const unsigned char* result = reduce_to_root(s, tag, mine, *r, *t, 0);
   s.next_round();
-  return bcast(s, tag, recvbuf, raw_bytes(*bytes), 0);
+  if (result == nullptr) {
+    receive_typed(s, recvbuf, *t, 0, tag);
+    return Status::ok();
+  }
+  for (int peer = 1; peer < s.comm()->size(); ++peer) s.send(result, r->bytes, peer, tag);
+  unpack_step(s, *r, result, recvbuf);
+  return Status::ok();
 }
 
 // Root: rank r receives blocks.type[r] from sendbuf + offset[r] (`blocks`
@@ -236,14 +265,15 @@ Status exchange_blocks(Schedule& s, int tag, const void* out, const Blocks& send
 // (rank 0's recvbuf is left alone).
 Status scan(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
             MPI_Op op, bool inclusive) {
-  TAGWIRE_RETURN_IF_ERROR(check_op(op, type));
-  auto size = contiguous_bytes_of(count, type);
-  if (!size) return size.status();
-  const std::size_t bytes = *size;
+  auto reduction = reduction_of(op, count, type);
+  if (!reduction) return reduction.status();
+  const Reduction& r = *reduction;
+  const std::size_t bytes = r.bytes;
   const int me = s.comm()->rank();
-  // What goes on: prefix op own (rank 0: own). Copied at the call, before
-  // recvbuf is written (in place, own is recvbuf).
-  unsigned char* onward = s.keep(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
+  // What goes on, packed: prefix op own (rank 0: own). Packed at the call,
+  // before recvbuf is written (in place, own is recvbuf).
+  unsigned char* onward = s.scratch(bytes);
+  pack_operand(r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, onward);
   unsigned char* prefix = nullptr;
   if (me > 0) {
     prefix = s.scratch(bytes);
@@ -253,23 +283,23 @@ Status scan(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
     s.local([=] {
       // prefix stays for the exclusive scan; combine overwrites its second.
       if (bytes > 0) std::memcpy(acc, prefix, bytes);
-      TAGWIRE_RETURN_IF_ERROR(
-          combine(op, type, acc, onward, static_cast<std::size_t>(count), bytes));
+      TAGWIRE_RETURN_IF_ERROR(combine_packed(r, acc, onward));
       if (bytes > 0) std::memcpy(onward, acc, bytes);
       return Status::ok();
     });
   }
   if (me + 1 < s.comm()->size()) s.send(onward, bytes, me + 1, tag);
   if (inclusive) {
-    s.copy(recvbuf, onward, bytes);
+    unpack_step(s, r, onward, recvbuf);
   } else if (me > 0) {
-    s.copy(recvbuf, prefix, bytes);
+    unpack_step(s, r, prefix, recvbuf);
   }
   return Status::ok();
 }
 
 // MPI_Reduce_scatter(_block): the whole vector reduced at rank 0, then
-// scattered in the given blocks. In place: the input is in recvbuf.
+// scattered from its packed bytes in the given blocks. In place: the input
+// is in recvbuf.
 Status reduce_scatter(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
                       const std::vector<int>& counts, MPI_Datatype type, MPI_Op op) {
   long long total = 0;
@@ -278,18 +308,25 @@ Status reduce_scatter(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
     total += c;
   }
   if (total > INT32_MAX) return {ErrorCode::kInvalidCount, "more than INT_MAX elements in all"};
-  auto whole = contiguous_bytes_of(static_cast<int>(total), type);
+  auto r = reduction_of(op, static_cast<int>(total), type);
+  if (!r) return r.status();
+  auto whole = typed(static_cast<int>(total), type);
   if (!whole) return whole.status();
-  std::vector<int> displs(counts.size());
-  for (std::size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
-  auto blocks = blocks_of(counts.size(), counts.data(), displs.data(), type);
-  if (!blocks) return blocks.status();
-  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  unsigned char* reduced = s.comm()->rank() == 0 ? s.scratch(*whole) : nullptr;
-  TAGWIRE_RETURN_IF_ERROR(reduce(s, tag, input, reduced, static_cast<int>(total), type, op, 0));
-  s.next_round();
   const auto me = static_cast<std::size_t>(s.comm()->rank());
-  return scatter(s, tag, reduced, *blocks, recvbuf, blocks->type[me], 0);
+  auto mine = typed(counts[me], type);
+  if (!mine) return mine.status();
+  const std::size_t size = total == 0 ? 0 : r->bytes / static_cast<std::size_t>(total);
+  Blocks packed;  // of the reduced vector, at the root
+  std::size_t at = 0;
+  for (int c : counts) {
+    packed.type.push_back(raw_bytes(static_cast<std::size_t>(c) * size));
+    packed.offset.push_back(static_cast<std::ptrdiff_t>(at));
+    at += static_cast<std::size_t>(c) * size;
+  }
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  const unsigned char* reduced = reduce_to_root(s, tag, input, *r, *whole, 0);
+  s.next_round();
+  return scatter(s, tag, reduced, packed, recvbuf, *mine, 0);
 }
 
 // MPI_Ibarrier's rounds (MPI_Barrier is the engine's own): in round k
@@ -946,10 +983,18 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 }
 
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype type, MPI_Op op) {
-  TW_MPI_TRY(MPI_COMM_WORLD, check_op(op, type));
-  auto bytes = contiguous_bytes_of(count, type);
-  TW_MPI_TRY(MPI_COMM_WORLD, bytes.status());
-  TW_MPI_TRY(MPI_COMM_WORLD, apply_op(op, type, inbuf, inoutbuf, static_cast<std::size_t>(count)));
+  auto r = reduction_of(op, count, type);
+  TW_MPI_TRY(MPI_COMM_WORLD, r.status());
+  if (r->layout == nullptr || op >= kFirstUserOp) {  // the buffers as they are
+    TW_MPI_TRY(MPI_COMM_WORLD, apply_op(op, type, inbuf, inoutbuf, r->count));
+    return MPI_SUCCESS;
+  }
+  std::vector<unsigned char> in(r->bytes);
+  std::vector<unsigned char> inout(r->bytes);
+  pack_operand(*r, inbuf, in.data());
+  pack_operand(*r, inoutbuf, inout.data());
+  TW_MPI_TRY(MPI_COMM_WORLD, reduce_packed(*r, in.data(), inout.data()));
+  unpack_operand(*r, inout.data(), inoutbuf);
   return MPI_SUCCESS;
 }
 

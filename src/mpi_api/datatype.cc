@@ -33,6 +33,7 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
   TypeLayout t;
   t.committed_ = false;
   bool bounded = false;
+  bool first_part = true;
   std::size_t runs = 0;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     if (blocks[i] < 0) {
@@ -50,6 +51,10 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
     const auto n = static_cast<std::size_t>(blocks[i]);
     t.alignment_ = std::max(t.alignment_, old.alignment_);
     if (n == 0) continue;
+    if (old.size_ > 0) {  // a part with no data leaves the element type alone
+      t.element_type_ = first_part || t.element_type_ == old.element_type_ ? old.element_type_ : 0;
+      first_part = false;
+    }
     for (std::size_t k = 0; k < n; ++k) {
       const std::ptrdiff_t base = displacements[i] + static_cast<std::ptrdiff_t>(k) * old.extent();
       for (const Run& r : old.runs_) {
@@ -118,6 +123,23 @@ void TypeLayout::unpack(const std::uint8_t* in, std::size_t bytes, std::size_t c
       if (bytes == 0) return;
     }
   }
+}
+
+std::vector<TypeLayout::Piece> TypeLayout::pieces(std::size_t count) const {
+  std::vector<Piece> out;
+  for (std::size_t e = 0; e < count; ++e) {
+    const std::ptrdiff_t element = static_cast<std::ptrdiff_t>(e) * extent();
+    for (const Run& r : runs_) {
+      const std::ptrdiff_t at = element + r.offset;
+      if (!out.empty() &&
+          out.back().offset + static_cast<std::ptrdiff_t>(out.back().length) == at) {
+        out.back().length += r.length;
+      } else {
+        out.push_back({at, r.length});
+      }
+    }
+  }
+  return out;
 }
 
 std::size_t TypeLayout::basic_elements(std::size_t bytes) const {

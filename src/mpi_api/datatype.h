@@ -77,8 +77,25 @@ class TypeLayout {
   // Unpacks the first `bytes` packed bytes into `count` elements at `buffer`;
   // nothing beyond `bytes` (a truncated message) is written.
   void unpack(const std::uint8_t* in, std::size_t bytes, std::size_t count, void* buffer) const;
+  // Where the packed bytes of `count` elements lie, in packed order, from
+  // the buffer's address: runs that meet merged (one-sided operations
+  // move each piece with one transfer).
+  struct Piece {
+    std::ptrdiff_t offset;
+    std::size_t length;
+  };
+  std::vector<Piece> pieces(std::size_t count) const;
+
   // Whole predefined elements in the first `bytes` packed bytes.
   std::size_t basic_elements(std::size_t bytes) const;
+
+  // The predefined datatype handle every basic element of this type is (a
+  // MINLOC pair such as MPI_DOUBLE_INT counts as one element), or 0 when
+  // it mixes types or has none: what a predefined reduction operation
+  // combines, element by element, in the packed bytes (MPI-3.1 §5.9.2
+  // allows derived datatypes of one predefined type there).
+  int element_type() const { return element_type_; }
+  void set_element_type(int handle) { element_type_ = handle; }
 
  private:
   std::vector<Run> runs_;
@@ -87,6 +104,7 @@ class TypeLayout {
   std::ptrdiff_t ub_ = 0;
   std::size_t alignment_ = 1;
   std::size_t basic_per_element_ = 0;
+  int element_type_ = 0;
   bool committed_ = false;
   std::shared_ptr<const TypeConstructor> constructor_;
 };

@@ -161,14 +161,6 @@ Result<bool> op_commutes(MPI_Op op) {
   return user->commute;
 }
 
-Status combine(MPI_Op op, MPI_Datatype type, void* acc, void* next, std::size_t count,
-               std::size_t bytes) {
-  if (op < kFirstUserOp) return apply_op(op, type, next, acc, count);  // they commute
-  TAGWIRE_RETURN_IF_ERROR(apply_op(op, type, acc, next, count));       // next = acc OP next
-  if (bytes > 0) std::memcpy(acc, next, bytes);
-  return Status::ok();
-}
-
 Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count) {
   if (op >= kFirstUserOp) {
     // Freed ones too: every call checks its operation first (check_op),

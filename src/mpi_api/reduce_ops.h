@@ -18,14 +18,8 @@ struct ValueIndex {
 };
 
 // inout = in OP inout (a user operation's order; the predefined ones
-// commute).
+// commute). Buffers of a derived datatype: reduction.h.
 Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::size_t count);
-
-// acc = acc OP next, in that order: the rank order MPI asks of a reduction
-// with a non-commutative user operation. `next` is overwritten; `bytes` is
-// the size of count elements.
-Status combine(MPI_Op op, MPI_Datatype type, void* acc, void* next, std::size_t count,
-               std::size_t bytes);
 
 // MPI_Op_create's operations: handles from kFirstUserOp up, never reused
 // within a job (a freed handle is an invalid operation from then on).

@@ -103,7 +103,7 @@ TypeLayout pair_layout() {
   const TypeLayout* const types[] = {&value, &index};
   TypeLayout pair = TypeLayout::place(blocks, displacements, types, true).value();
   pair.commit();
-  return pair;
+  return pair;  // its element type is set by predefined_layouts
 }
 
 // The predefined layouts, indexed by handle: one run each, but for the
@@ -118,6 +118,10 @@ const std::vector<TypeLayout>& predefined_layouts() {
     v.push_back(pair_layout<int>());
     v.push_back(pair_layout<short>());
     v.push_back(pair_layout<long double>());
+    // MPI_PACKED is no element a reduction can combine.
+    for (int t = MPI_CHAR; t < static_cast<int>(v.size()); ++t) {
+      if (t != MPI_PACKED) v[static_cast<std::size_t>(t)].set_element_type(t);
+    }
     return v;
   }();
   return layouts;
@@ -317,23 +321,6 @@ Result<std::size_t> bytes_of(int count, MPI_Datatype datatype) {
                                                 "-byte datatype exceeds any buffer (2^47 bytes)");
   }
   return static_cast<std::size_t>(count) * size;
-}
-
-Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype) {
-  auto bytes = bytes_of(count, datatype);
-  if (!bytes) return bytes;
-  const TypeLayout* layout = *layout_of(datatype, true);
-  if (datatype >= MPI_FLOAT_INT && datatype <= MPI_LONG_DOUBLE_INT) {
-    // A pair is reduced in place as the C struct it is (ValueIndex), so
-    // these callers move whole structs, padding included.
-    return static_cast<std::size_t>(count) * static_cast<std::size_t>(layout->extent());
-  }
-  if (!layout->contiguous() || layout->lower_bound() != 0) {
-    return Status(ErrorCode::kInvalidType, "collectives take contiguous datatypes only (datatype " +
-                                               std::to_string(datatype) +
-                                               " has gaps or a non-zero lower bound)");
-  }
-  return bytes;
 }
 
 }  // namespace tagwire::mpi

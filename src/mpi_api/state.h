@@ -226,10 +226,6 @@ inline engine::Communicator* world_comm_of(MPI_Comm comm) {
 Result<const TypeLayout*> layout_of(MPI_Datatype datatype, bool need_commit = true);
 // Packed bytes of `count` elements (the committed type's size times count).
 Result<std::size_t> bytes_of(int count, MPI_Datatype datatype);
-// The bytes of the buffer, for callers that use it in place (collectives,
-// one-sided): the type must be one run from offset 0, or a pair, which
-// counts as its C struct (count times its extent, padding included).
-Result<std::size_t> contiguous_bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> type_size(MPI_Datatype datatype);
 
 // Inline: every completed request with a status passes here.

@@ -68,20 +68,100 @@ Status delete_attribute(MPI_Win win, int keyval, void* value) {
   return Status::ok();
 }
 
-// Bytes moved by a put or get: both sides contiguous and of one size.
-Result<std::size_t> rma_bytes(int origin_count, MPI_Datatype origin_type, int target_count,
-                              MPI_Datatype target_type) {
-  auto origin = contiguous_bytes_of(origin_count, origin_type);
-  if (!origin) return origin.status();
-  auto target = contiguous_bytes_of(target_count, target_type);
-  if (!target) return target.status();
-  if (*origin != *target) {
-    return Status(ErrorCode::kInvalidType, "origin (" + std::to_string(*origin) +
-                                               " bytes) and target (" + std::to_string(*target) +
-                                               " bytes) do not match");
+// A put or get of any datatypes: the origin's packed bytes, moved piece
+// by piece where the target datatype's elements lie (one transfer per
+// piece; one in all when the target is contiguous). A contiguous origin is
+// used in place; another is packed into (put) or unpacked from (get)
+// staging, and the call completes locally before it returns (MPI allows
+// completing early), so the staging never outlives it.
+class RmaPlan {
+ public:
+  static Result<RmaPlan> of(int origin_count, MPI_Datatype origin_type, int target_count,
+                            MPI_Datatype target_type) {
+    auto origin_bytes = bytes_of(origin_count, origin_type);
+    if (!origin_bytes) return origin_bytes.status();
+    auto target_bytes = bytes_of(target_count, target_type);
+    if (!target_bytes) return target_bytes.status();
+    if (*origin_bytes != *target_bytes) {
+      return Status(ErrorCode::kInvalidType,
+                    "origin (" + std::to_string(*origin_bytes) + " bytes) and target (" +
+                        std::to_string(*target_bytes) + " bytes) do not match");
+    }
+    RmaPlan plan;
+    plan.bytes_ = *origin_bytes;
+    plan.count_ = static_cast<std::size_t>(origin_count);
+    const TypeLayout* origin = *layout_of(origin_type);
+    if (!origin->contiguous() || origin->lower_bound() != 0) plan.origin_ = origin;
+    const TypeLayout* target = *layout_of(target_type);
+    if (target->contiguous() && target->lower_bound() == 0) {
+      plan.pieces_.push_back({0, plan.bytes_});
+    } else {
+      plan.pieces_ = target->pieces(static_cast<std::size_t>(target_count));
+    }
+    return plan;
   }
-  return *origin;
-}
+
+  Status put(engine::Window* w, const void* origin, int target, std::uint64_t disp) {
+    const auto* packed = static_cast<const std::uint8_t*>(origin);
+    if (origin_ != nullptr) {
+      staging_.resize(bytes_);
+      origin_->pack(origin, count_, staging_.data());
+      packed = staging_.data();
+    }
+    TAGWIRE_RETURN_IF_ERROR(
+        each_piece(w, target, disp, "MPI_Put", [&](const TypeLayout::Piece& p, std::size_t at) {
+          return E().put(w, packed + at, p.length, target, disp, p.offset);
+        }));
+    return origin_ != nullptr ? E().win_flush_local(w) : Status::ok();
+  }
+
+  Status get(engine::Window* w, void* origin, int target, std::uint64_t disp) {
+    auto* packed = static_cast<std::uint8_t*>(origin);
+    if (origin_ != nullptr) {
+      staging_.resize(bytes_);
+      packed = staging_.data();
+    }
+    TAGWIRE_RETURN_IF_ERROR(
+        each_piece(w, target, disp, "MPI_Get", [&](const TypeLayout::Piece& p, std::size_t at) {
+          return E().get(w, packed + at, p.length, target, disp, p.offset);
+        }));
+    if (origin_ == nullptr) return Status::ok();
+    TAGWIRE_RETURN_IF_ERROR(E().win_flush_local(w));
+    origin_->unpack(staging_.data(), bytes_, count_, origin);
+    return Status::ok();
+  }
+
+ private:
+  // Every piece is checked before the first moves, so that a bad one
+  // (outside the window) leaves the target as it was.
+  template <typename Move>
+  Status each_piece(engine::Window* w, int target, std::uint64_t disp, const char* what,
+                    Move&& move) {
+    if (pieces_.size() > 1) {
+      for (const TypeLayout::Piece& p : pieces_) {
+        TAGWIRE_RETURN_IF_ERROR(E().rma_check(w, p.length, target, disp, p.offset, what));
+      }
+    }
+    std::size_t at = 0;  // in the packed bytes
+    for (const TypeLayout::Piece& p : pieces_) {
+      Status s = move(p, at);
+      // Pieces already issued complete at the next synchronisation as
+      // usual; the staging must not go before them.
+      if (!s.is_ok()) {
+        if (at > 0 && origin_ != nullptr) (void)E().win_flush_local(w);
+        return s;
+      }
+      at += p.length;
+    }
+    return Status::ok();
+  }
+
+  std::size_t bytes_ = 0;
+  std::size_t count_ = 0;
+  const TypeLayout* origin_ = nullptr;  // null: the origin is its packed bytes
+  std::vector<TypeLayout::Piece> pieces_;
+  std::vector<std::uint8_t> staging_;
+};
 
 }  // namespace
 
@@ -256,11 +336,11 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
             MPI_Win win) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
-  auto bytes = rma_bytes(origin_count, origin_datatype, target_count, target_datatype);
-  TW_WIN_TRY(win, bytes.status());
+  auto plan = RmaPlan::of(origin_count, origin_datatype, target_count, target_datatype);
+  TW_WIN_TRY(win, plan.status());
   TW_WIN_TRY(win, check_displacement(target_disp));
-  TW_WIN_TRY(win, E().put((*entry)->window, origin_addr, *bytes, target_rank,
-                          static_cast<std::uint64_t>(target_disp)));
+  TW_WIN_TRY(win, plan->put((*entry)->window, origin_addr, target_rank,
+                            static_cast<std::uint64_t>(target_disp)));
   return MPI_SUCCESS;
 }
 
@@ -268,11 +348,11 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
-  auto bytes = rma_bytes(origin_count, origin_datatype, target_count, target_datatype);
-  TW_WIN_TRY(win, bytes.status());
+  auto plan = RmaPlan::of(origin_count, origin_datatype, target_count, target_datatype);
+  TW_WIN_TRY(win, plan.status());
   TW_WIN_TRY(win, check_displacement(target_disp));
-  TW_WIN_TRY(win, E().get((*entry)->window, origin_addr, *bytes, target_rank,
-                          static_cast<std::uint64_t>(target_disp)));
+  TW_WIN_TRY(win, plan->get((*entry)->window, origin_addr, target_rank,
+                            static_cast<std::uint64_t>(target_disp)));
   return MPI_SUCCESS;
 }
 

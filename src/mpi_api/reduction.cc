@@ -1,0 +1,147 @@
+// Reductions on packed operands of any datatype (reduction.h).
+#include "mpi_api/reduction.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mpi_api/reduce_ops.h"
+#include "mpi_api/state.h"
+
+namespace tagwire::mpi {
+
+namespace {
+
+bool is_pair(MPI_Datatype t) {
+  return t >= MPI_FLOAT_INT && t <= MPI_LONG_DOUBLE_INT;
+}
+
+// Scratch holding `count` elements of `layout` where its runs say: the
+// address a user function is given (element 0's start) and the bytes
+// behind it, from the lowest run of any element to the highest.
+class LaidOut {
+ public:
+  LaidOut(const TypeLayout& layout, std::size_t count) {
+    std::ptrdiff_t lo = 0;
+    std::ptrdiff_t hi = 0;
+    bool any = false;
+    for (const TypeLayout::Run& run : layout.runs()) {
+      lo = any ? std::min(lo, run.offset) : run.offset;
+      hi = any ? std::max(hi, run.offset + static_cast<std::ptrdiff_t>(run.length))
+               : run.offset + static_cast<std::ptrdiff_t>(run.length);
+      any = true;
+    }
+    const std::ptrdiff_t last =
+        count == 0 ? 0 : static_cast<std::ptrdiff_t>(count - 1) * layout.extent();
+    lo += std::min<std::ptrdiff_t>(last, 0);
+    hi += std::max<std::ptrdiff_t>(last, 0);
+    bytes_.resize(any ? static_cast<std::size_t>(hi - lo) : 1);
+    shift_ = -lo;
+  }
+  // Element 0's address: may lie outside the bytes (a negative lower
+  // bound), as a user's buffer pointer may; only runs are touched.
+  void* start() {
+    return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(bytes_.data()) +
+                                   static_cast<std::uintptr_t>(shift_));
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+  std::ptrdiff_t shift_ = 0;
+};
+
+// A predefined operation on packed MINLOC pairs: the reductions read the
+// pairs as C structs (ValueIndex, padded), the packed bytes have no
+// padding.
+Status reduce_pairs(const Reduction& r, const void* in, void* inout) {
+  const TypeLayout* pair = *layout_of(r.element);
+  const auto stride = static_cast<std::size_t>(pair->extent());
+  std::vector<std::uint8_t> a(r.elements * stride);
+  std::vector<std::uint8_t> b(r.elements * stride);
+  const std::size_t packed = r.elements * pair->size();
+  pair->unpack(static_cast<const std::uint8_t*>(in), packed, r.elements, a.data());
+  pair->unpack(static_cast<const std::uint8_t*>(inout), packed, r.elements, b.data());
+  TAGWIRE_RETURN_IF_ERROR(apply_op(r.op, r.element, a.data(), b.data(), r.elements));
+  pair->pack(b.data(), r.elements, static_cast<std::uint8_t*>(inout));
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Reduction> operands_of(int count, MPI_Datatype type) {
+  auto bytes = bytes_of(count, type);
+  if (!bytes) return bytes.status();
+  const TypeLayout* layout = *layout_of(type);
+  Reduction r;
+  r.type = type;
+  r.count = static_cast<std::size_t>(count);
+  r.bytes = *bytes;
+  if (!layout->contiguous() || layout->lower_bound() != 0) {
+    r.layout = std::make_shared<const TypeLayout>(*layout);
+  }
+  r.element = layout->element_type();
+  if (r.element != MPI_DATATYPE_NULL) {
+    const std::size_t element_size = (*layout_of(r.element))->size();
+    r.elements = element_size == 0 ? 0 : r.bytes / element_size;
+  }
+  return r;
+}
+
+Result<Reduction> reduction_of(MPI_Op op, int count, MPI_Datatype type) {
+  auto r = operands_of(count, type);
+  if (!r) return r;
+  r->op = op;
+  if (op >= kFirstUserOp) {  // any datatype: the function decides
+    TAGWIRE_RETURN_IF_ERROR(check_op(op, type));
+    return r;
+  }
+  if (r->element == MPI_DATATYPE_NULL) {
+    return Status(ErrorCode::kInvalidType,
+                  "datatype " + std::to_string(type) +
+                      " mixes predefined types (or has none): a predefined reduction operation "
+                      "takes a datatype made of one predefined type");
+  }
+  TAGWIRE_RETURN_IF_ERROR(check_op(op, r->element));
+  return r;
+}
+
+Status reduce_packed(const Reduction& r, const void* in, void* inout) {
+  if (r.op < kFirstUserOp) {
+    if (is_pair(r.element)) return reduce_pairs(r, in, inout);
+    return apply_op(r.op, r.element, in, inout, r.elements);
+  }
+  if (r.layout == nullptr) return apply_op(r.op, r.type, in, inout, r.count);
+  LaidOut a(*r.layout, r.count);
+  LaidOut b(*r.layout, r.count);
+  unpack_operand(r, in, a.start());
+  unpack_operand(r, inout, b.start());
+  TAGWIRE_RETURN_IF_ERROR(apply_op(r.op, r.type, a.start(), b.start(), r.count));
+  pack_operand(r, b.start(), inout);
+  return Status::ok();
+}
+
+Status combine_packed(const Reduction& r, void* acc, void* next) {
+  if (r.op < kFirstUserOp) return reduce_packed(r, next, acc);  // they commute
+  TAGWIRE_RETURN_IF_ERROR(reduce_packed(r, acc, next));         // next = acc OP next
+  if (r.bytes > 0) std::memcpy(acc, next, r.bytes);
+  return Status::ok();
+}
+
+void pack_operand(const Reduction& r, const void* buffer, void* packed) {
+  if (r.layout == nullptr) {
+    if (r.bytes > 0 && buffer != packed) std::memmove(packed, buffer, r.bytes);
+  } else {
+    r.layout->pack(buffer, r.count, static_cast<std::uint8_t*>(packed));
+  }
+}
+
+void unpack_operand(const Reduction& r, const void* packed, void* buffer) {
+  if (r.layout == nullptr) {
+    if (r.bytes > 0 && buffer != packed) std::memmove(buffer, packed, r.bytes);
+  } else {
+    r.layout->unpack(static_cast<const std::uint8_t*>(packed), r.bytes, r.count, buffer);
+  }
+}
+
+}  // namespace tagwire::mpi
