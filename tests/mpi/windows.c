@@ -146,7 +146,7 @@ static void errors(void) {
   MPI_Datatype strided;
   MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
   MPI_Type_commit(&strided);
-  CHECK(tw_class(MPI_Put(two, 1, strided, peer, 2, 1, strided, win)) == MPI_ERR_RMA_RANGE);
+  CHECK(tw_class(MPI_Put(two, 2, MPI_INT, peer, 2, 1, strided, win)) == MPI_ERR_RMA_RANGE);
   MPI_Type_free(&strided);
   /* PROC_NULL is a no-op; a good put still works after all that. */
   CHECK(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 99, 1, MPI_INT, win) == MPI_SUCCESS);
