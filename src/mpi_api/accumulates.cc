@@ -76,7 +76,8 @@ Result<AccumulatePlan> plan_accumulate(int origin_count, MPI_Datatype origin_typ
   if (!origin) return origin.status();
   auto target = operands_of(target_count, target_type);
   if (!target) return target.status();
-  if (target->element == MPI_DATATYPE_NULL || origin->element != target->element) {
+  const bool empty = origin->bytes == 0 && target->bytes == 0;  // nothing to combine
+  if (!empty && (target->element == MPI_DATATYPE_NULL || origin->element != target->element)) {
     return Status(ErrorCode::kInvalidType,
                   "an accumulate's origin (datatype " + std::to_string(origin_type) +
                       ") and target (datatype " + std::to_string(target_type) +
@@ -87,7 +88,9 @@ Result<AccumulatePlan> plan_accumulate(int origin_count, MPI_Datatype origin_typ
                   "origin (" + std::to_string(origin->elements) + " elements) and target (" +
                       std::to_string(target->elements) + " elements) differ");
   }
-  if (op != MPI_REPLACE && op != MPI_NO_OP) TAGWIRE_RETURN_IF_ERROR(check_op(op, target->element));
+  if (!empty && op != MPI_REPLACE && op != MPI_NO_OP) {
+    TAGWIRE_RETURN_IF_ERROR(check_op(op, target->element));
+  }
   AccumulatePlan plan{std::move(origin).value(), std::move(target).value(), 0, 0, {}};
   plan.target.op = op;
   place_target(plan);
@@ -164,7 +167,9 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
   TW_WIN_TRY(win, plan.status());
   auto result = operands_of(result_count, result_datatype);
   TW_WIN_TRY(win, result.status());
-  if (result->element != plan->target.element || result->elements != plan->target.elements) {
+  const bool empty = result->bytes == 0 && plan->target.bytes == 0;
+  if (!empty &&
+      (result->element != plan->target.element || result->elements != plan->target.elements)) {
     TW_WIN_TRY(win, Status(ErrorCode::kInvalidType,
                            "MPI_Get_accumulate: the result buffer must hold as many elements of "
                            "the target's predefined type as the target"));

@@ -97,6 +97,7 @@ Result<Reduction> reduction_of(MPI_Op op, int count, MPI_Datatype type) {
     return r;
   }
   if (r->element == MPI_DATATYPE_NULL) {
+    if (r->bytes == 0) return r;  // nothing to combine (MPI_Type_contiguous(0, ...))
     return Status(ErrorCode::kInvalidType,
                   "datatype " + std::to_string(type) +
                       " mixes predefined types (or has none): a predefined reduction operation "
@@ -107,6 +108,7 @@ Result<Reduction> reduction_of(MPI_Op op, int count, MPI_Datatype type) {
 }
 
 Status reduce_packed(const Reduction& r, const void* in, void* inout) {
+  if (r.bytes == 0) return Status::ok();
   if (r.op < kFirstUserOp) {
     if (is_pair(r.element)) return reduce_pairs(r, in, inout);
     return apply_op(r.op, r.element, in, inout, r.elements);

@@ -250,9 +250,9 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
   const engine::Window& w = *(*entry)->window;
-  if ((*entry)->flavor_attribute != MPI_WIN_FLAVOR_SHARED) {
-    TW_WIN_TRY(win, Status(ErrorCode::kRmaFlavor,
-                           "MPI_Win_shared_query on a window not made by MPI_Win_allocate_shared"));
+  const bool shared = (*entry)->flavor_attribute == MPI_WIN_FLAVOR_SHARED;
+  if ((*entry)->flavor_attribute == MPI_WIN_FLAVOR_DYNAMIC) {
+    TW_WIN_TRY(win, Status(ErrorCode::kRmaFlavor, "MPI_Win_shared_query on a dynamic window"));
   }
   const int n = static_cast<int>(w.ranks.size());
   if (rank == MPI_PROC_NULL) {
@@ -267,9 +267,15 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
     TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument, "size, disp_unit or baseptr is NULL"));
   }
   const auto r = static_cast<std::size_t>(rank);
-  *size = static_cast<MPI_Aint>(w.ranks[r].size);
+  // MPI-4: a window of another flavor answers for the parts this process
+  // reaches by load and store (its own; a peer's that the transport maps,
+  // as shm does for MPI_Win_allocate), size 0 and NULL for the others.
+  void* here = w.ranks[r].view;  // this process's mapping of that part
+  if (!shared && rank == w.comm->rank()) here = w.base;
+  const bool reachable = shared || here != nullptr;
+  *size = reachable ? static_cast<MPI_Aint>(w.ranks[r].size) : 0;
   *disp_unit = w.ranks[r].disp_unit;
-  *static_cast<void**>(baseptr) = w.ranks[r].view;  // this process's mapping of that part
+  *static_cast<void**>(baseptr) = reachable ? here : nullptr;
   return MPI_SUCCESS;
 }
 

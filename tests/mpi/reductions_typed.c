@@ -124,6 +124,13 @@ static void collectives(MPI_Datatype strided) {
   CHECK(out[1].value == 3.0 && out[1].index == 0);
   MPI_Type_free(&two_pairs);
 
+  /* An empty type (contiguous of none) has nothing to combine. */
+  MPI_Datatype none;
+  MPI_Type_contiguous(0, MPI_INT, &none);
+  MPI_Type_commit(&none);
+  CHECK(MPI_Allreduce(send, recv, 1, none, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+  MPI_Type_free(&none);
+
   /* Reduce_local on strided buffers. */
   int a[2 * kCount], b[2 * kCount];
   fill(a, 1), fill(b, 100);
@@ -241,6 +248,20 @@ static void accumulates(MPI_Datatype strided) {
     CHECK(tw_class(MPI_Accumulate(&five, 1, MPI_INT, 0, 0, 1, before, MPI_SUM, win)) ==
           MPI_ERR_RMA_RANGE);
     MPI_Win_unlock(0, win);
+  }
+  /* Empty operands (a type of no elements, or a count of 0 against it)
+   * have nothing to combine: no error, as MPICH's badrma asks. */
+  if (rank == size - 1) {
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_commit(&none);
+    int unused = 0;
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    CHECK(MPI_Accumulate(NULL, 1, none, 0, 0, 0, MPI_INT, MPI_SUM, win) == MPI_SUCCESS);
+    CHECK(MPI_Get_accumulate(NULL, 0, MPI_INT, &unused, 1, none, 0, 0, 1, none, MPI_SUM, win) ==
+          MPI_SUCCESS);
+    MPI_Win_unlock(0, win);
+    MPI_Type_free(&none);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) CHECK(base[0] == 14 && base[1] == (size > 1 ? 1000 : 0));

@@ -208,6 +208,7 @@ static void flavors_and_errors(void) {
   CHECK(MPI_Win_create(buffer, sizeof(buffer), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &created) ==
         MPI_SUCCESS);
   CHECK(MPI_Win_allocate(32, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &allocated) == MPI_SUCCESS);
+  long* allocated_base = mine;
   CHECK(MPI_Win_allocate_shared(32, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &shared) ==
         MPI_SUCCESS);
   CHECK(attribute(created, MPI_WIN_CREATE_FLAVOR) == MPI_WIN_FLAVOR_CREATE);
@@ -217,8 +218,17 @@ static void flavors_and_errors(void) {
   MPI_Aint bytes = 0;
   int unit = 0;
   void* p = NULL;
-  CHECK(tw_class(MPI_Win_shared_query(created, 0, &bytes, &unit, &p)) == MPI_ERR_RMA_FLAVOR);
-  CHECK(tw_class(MPI_Win_shared_query(allocated, 0, &bytes, &unit, &p)) == MPI_ERR_RMA_FLAVOR);
+  /* MPI-4: other flavors answer too, with this rank's own memory, and
+   * for a peer either memory this process maps or size 0 and NULL. */
+  CHECK(MPI_Win_shared_query(created, rank, &bytes, &unit, &p) == MPI_SUCCESS);
+  CHECK(p == buffer && bytes == (MPI_Aint)sizeof(buffer) && unit == 1);
+  CHECK(MPI_Win_shared_query(allocated, rank, &bytes, &unit, &p) == MPI_SUCCESS);
+  CHECK(p == allocated_base && bytes == 32);
+  const int peer = (rank + 1) % size;
+  CHECK(MPI_Win_shared_query(created, peer, &bytes, &unit, &p) == MPI_SUCCESS);
+  CHECK((p == NULL) == (bytes == 0));
+  CHECK(MPI_Win_shared_query(allocated, peer, &bytes, &unit, &p) == MPI_SUCCESS);
+  CHECK((p == NULL) == (bytes == 0));
   CHECK(tw_class(MPI_Win_shared_query(shared, size, &bytes, &unit, &p)) == MPI_ERR_RANK);
   CHECK(tw_class(MPI_Win_shared_query(shared, -5, &bytes, &unit, &p)) == MPI_ERR_RANK);
   CHECK(tw_class(MPI_Win_shared_query(shared, 0, NULL, &unit, &p)) == MPI_ERR_ARG);
