@@ -40,7 +40,10 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
       return Status(ErrorCode::kInvalidCount, "negative block length " + std::to_string(blocks[i]) +
                                                   " in entry " + std::to_string(i));
     }
-    runs += static_cast<std::size_t>(blocks[i]) * types[i]->runs_.size();
+    // Copies of a one-run type back to back merge into one run (a block
+    // of 8192 MPI_BYTEs is one piece, not 8192).
+    runs +=
+        types[i]->contiguous() ? 1 : static_cast<std::size_t>(blocks[i]) * types[i]->runs_.size();
     if (runs > kMaxRuns) {
       return Status(ErrorCode::kInvalidArgument,
                     "datatype would have more than " + std::to_string(kMaxRuns) + " pieces");

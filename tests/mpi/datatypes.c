@@ -201,6 +201,16 @@ static void counts_and_errors(void) {
   CHECK(reduced[0] == 10 * size && reduced[2] == 12 * size);
   CHECK(reduced[1] == -5 && reduced[3] == -5);
   MPI_Type_free(&strided);
+  /* A layout of more than 2^22 pieces is refused; blocks of many bytes
+   * are one piece each (MPICH's put_base: 1024 blocks of 8192 bytes). */
+  MPI_Datatype huge, rows;
+  CHECK(tw_class(MPI_Type_vector(5000000, 1, 2, MPI_INT, &huge)) == MPI_ERR_ARG);
+  CHECK(MPI_Type_vector(1024, 8192, 16384, MPI_BYTE, &rows) == MPI_SUCCESS);
+  CHECK(MPI_Type_commit(&rows) == MPI_SUCCESS);
+  int rows_size = 0;
+  MPI_Type_size(rows, &rows_size);
+  CHECK(rows_size == 1024 * 8192);
+  MPI_Type_free(&rows);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
