@@ -628,6 +628,12 @@ class Engine final : public transport::Receiver,
   Result<std::shared_ptr<const DynamicRegion>> dynamic_region(Window* w, int target,
                                                               std::uint64_t address,
                                                               std::size_t bytes, const char* what);
+  // How an access of `bytes` at `address` divides among `target`'s
+  // regions attached back to back (MPI lets one access span them): the
+  // bytes in each, in order; dynamic_region's error when some byte is in
+  // none.
+  Result<std::vector<std::size_t>> dynamic_parts(Window* w, int target, std::uint64_t address,
+                                                 std::size_t bytes, const char* what);
   Status fetch_directory(Window* w, int target, DynamicTarget& copy);
   // Bytes of `target`'s window memory at `offset`: a memcpy where it is
   // mapped here, else a blocking transport read.

@@ -255,6 +255,11 @@ Status Engine::get(Window* w, void* origin, std::size_t bytes, int target, std::
 Status Engine::rma_check(Window* w, std::size_t bytes, int target, std::uint64_t disp,
                          std::ptrdiff_t offset, const char* what) {
   auto region = dynamic_region(w, target, disp + static_cast<std::uint64_t>(offset), bytes, what);
+  if (!region && region.status().code() == ErrorCode::kRmaRange) {
+    // Regions back to back hold it if rma would split it among them.
+    auto parts = dynamic_parts(w, target, disp + static_cast<std::uint64_t>(offset), bytes, what);
+    return !parts ? parts.status() : parts->size() > 1 ? Status::ok() : region.status();
+  }
   if (!region) return region.status();
   std::lock_guard lock(mutex_);
   return rma_target(w, bytes, target, disp, what, region->get(), offset).status();
@@ -266,6 +271,21 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
   TAGWIRE_RETURN_IF_ERROR(check_buffer(origin.data(), origin.size()));
   auto region =
       dynamic_region(w, target, disp + static_cast<std::uint64_t>(offset), origin.size(), what);
+  if (!region && region.status().code() == ErrorCode::kRmaRange) {
+    // Not in one region: maybe in several attached back to back (MPI lets
+    // an access span them); one transfer per region, each has its key.
+    auto parts =
+        dynamic_parts(w, target, disp + static_cast<std::uint64_t>(offset), origin.size(), what);
+    if (!parts) return parts.status();
+    if (parts->size() < 2) return region.status();
+    std::size_t done = 0;
+    for (std::size_t n : *parts) {
+      TAGWIRE_RETURN_IF_ERROR(rma(w, origin.subspan(done, n), target, disp,
+                                  offset + static_cast<std::ptrdiff_t>(done), put));
+      done += n;
+    }
+    return Status::ok();
+  }
   if (!region) return region.status();
   std::lock_guard lock(mutex_);
   auto at = rma_target(w, origin.size(), target, disp, what, region->get(), offset);

@@ -4,7 +4,8 @@
  * that address; memory attached in the middle of an epoch is found; memory
  * detached and replaced (malloc may hand out the same address) is reached
  * through its new registration once the program has synchronised; many
- * regions at once; and the wrong calls fail with their class. Runs on any
+ * regions at once; an access spanning two regions attached back to back;
+ * and the wrong calls fail with their class. Runs on any
  * number of ranks >= 2, over every transport. */
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,49 @@ static void many_regions(MPI_Win win) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* One array attached as two regions back to back: a put and a get that
+ * span both (MPI lets them), and one that runs on past the second into
+ * memory never attached, refused whole with nothing written. */
+static void spanning_regions(MPI_Win win) {
+  int* array = malloc(sizeof(int) * 2 * INTS);
+  for (int i = 0; i < 2 * INTS; ++i) array[i] = -1;
+  CHECK(MPI_Win_attach(win, array, sizeof(int) * INTS) == MPI_SUCCESS);
+  CHECK(MPI_Win_attach(win, array + INTS, sizeof(int) * (INTS - 4)) == MPI_SUCCESS);
+  MPI_Aint* at = addresses_of(array);
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  int out[INTS], back[INTS], other[2 * INTS];
+  for (int i = 0; i < INTS; ++i) out[i] = 1000 * rank + i, back[i] = -2;
+  for (int i = 0; i < 2 * INTS; ++i) other[i] = 555;
+  const MPI_Aint middle = at[next] + (MPI_Aint)sizeof(int) * (INTS / 2);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  CHECK(MPI_Win_lock_all(0, win) == MPI_SUCCESS);
+  CHECK(MPI_Put(out, INTS, MPI_INT, next, middle, INTS, MPI_INT, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_flush(next, win) == MPI_SUCCESS);
+  CHECK(MPI_Get(back, INTS, MPI_INT, next, middle, INTS, MPI_INT, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_flush(next, win) == MPI_SUCCESS);
+  /* Ints INTS/2 to 2*INTS - 2: the last two were never attached. */
+  const int too_far = INTS + INTS / 2 - 2;
+  CHECK(tw_class(MPI_Put(other, too_far, MPI_INT, next, middle, too_far, MPI_INT, win)) ==
+        MPI_ERR_RMA_RANGE);
+  CHECK(MPI_Win_unlock_all(win) == MPI_SUCCESS);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL);
+  int ok = 1;
+  for (int i = 0; i < INTS; ++i) ok &= back[i] == 1000 * rank + i;
+  CHECK(ok);
+  MPI_Barrier(MPI_COMM_WORLD);
+  ok = 1;
+  for (int i = 0; i < 2 * INTS; ++i) {
+    const int want = i >= INTS / 2 && i < INTS / 2 + INTS ? 1000 * prev + i - INTS / 2 : -1;
+    ok &= array[i] == want;
+  }
+  CHECK(ok);
+  CHECK(MPI_Win_detach(win, array) == MPI_SUCCESS);
+  CHECK(MPI_Win_detach(win, array + INTS) == MPI_SUCCESS);
+  MPI_Barrier(MPI_COMM_WORLD);
+  free(at);
+  free(array);
+}
+
 static void errors(MPI_Win win) {
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   int region[8];
@@ -194,6 +238,7 @@ int main(int argc, char** argv) {
   counter(win);
   attach_during_epoch(win);
   many_regions(win);
+  spanning_regions(win);
   errors(win);
   CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
   return tw_finish("dynamic_window") != 0;
