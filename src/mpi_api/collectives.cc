@@ -134,10 +134,14 @@ unsigned char* reduce_to_root(Schedule& s, int tag, const void* mine, const Redu
   const std::size_t bytes = r.bytes;
   unsigned char* parts = s.scratch(static_cast<std::size_t>(n) * bytes);
   const auto part = [parts, bytes](int k) { return parts + static_cast<std::size_t>(k) * bytes; };
-  s.local([r, mine, own = part(root)] {
-    pack_operand(r, mine, own);
-    return Status::ok();
-  });
+  if (r.layout == nullptr) {
+    s.copy(part(root), mine, bytes);  // a plain copy step: no Reduction captured
+  } else {
+    s.local([r, mine, own = part(root)] {
+      pack_operand(r, mine, own);
+      return Status::ok();
+    });
+  }
   for (int peer = 0; peer < n; ++peer) {
     if (peer != root) s.receive(part(peer), bytes, peer, tag);
   }
@@ -151,6 +155,10 @@ unsigned char* reduce_to_root(Schedule& s, int tag, const void* mine, const Redu
 
 // The packed `result` into `buffer` when its turn comes.
 void unpack_step(Schedule& s, const Reduction& r, const unsigned char* result, void* buffer) {
+  if (r.layout == nullptr) {
+    s.copy(buffer, result, r.bytes);
+    return;
+  }
   s.local([r, result, buffer] {
     unpack_operand(r, result, buffer);
     return Status::ok();

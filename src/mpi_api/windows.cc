@@ -93,9 +93,7 @@ class RmaPlan {
     const TypeLayout* origin = *layout_of(origin_type);
     if (!origin->contiguous() || origin->lower_bound() != 0) plan.origin_ = origin;
     const TypeLayout* target = *layout_of(target_type);
-    if (target->contiguous() && target->lower_bound() == 0) {
-      plan.pieces_.push_back({0, plan.bytes_});
-    } else {
+    if (!target->contiguous() || target->lower_bound() != 0) {
       plan.pieces_ = target->pieces(static_cast<std::size_t>(target_count));
     }
     return plan;
@@ -137,6 +135,7 @@ class RmaPlan {
   template <typename Move>
   Status each_piece(engine::Window* w, int target, std::uint64_t disp, const char* what,
                     Move&& move) {
+    if (pieces_.empty()) return move(TypeLayout::Piece{0, bytes_}, 0);  // contiguous
     if (pieces_.size() > 1) {
       for (const TypeLayout::Piece& p : pieces_) {
         TAGWIRE_RETURN_IF_ERROR(E().rma_check(w, p.length, target, disp, p.offset, what));
@@ -159,6 +158,8 @@ class RmaPlan {
   std::size_t bytes_ = 0;
   std::size_t count_ = 0;
   const TypeLayout* origin_ = nullptr;  // null: the origin is its packed bytes
+  // Empty: a contiguous target, one piece of all the bytes (no allocation
+  // on the path of every contiguous put and get).
   std::vector<TypeLayout::Piece> pieces_;
   std::vector<std::uint8_t> staging_;
 };
