@@ -470,6 +470,18 @@ int MPI_Get_address(const void* location, MPI_Aint* address) {
   return MPI_SUCCESS;
 }
 
+// Address arithmetic as MPI-3.1 §4.1.12 defines it: on this ABI an
+// address is its integer value, so both are plain sums and differences.
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+  return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(base) +
+                               static_cast<std::uintptr_t>(disp));
+}
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+  return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(addr1) -
+                               static_cast<std::uintptr_t>(addr2));
+}
+
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   auto s = type_size(datatype);
   TW_MPI_TRY(MPI_COMM_WORLD, s.status());

@@ -386,6 +386,8 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
 int MPI_Win_free_keyval(int* win_keyval);
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val);
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag);
+int MPI_Win_set_name(MPI_Win win, const char* win_name);
+int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen);
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
@@ -648,6 +650,8 @@ int MPI_Type_free(MPI_Datatype* datatype);
 int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
 int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen);
 int MPI_Get_address(const void* location, MPI_Aint* address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
              int* position, MPI_Comm comm);
 int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
@@ -936,6 +940,8 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
 int PMPI_Win_free_keyval(int* win_keyval);
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val);
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag);
+int PMPI_Win_set_name(MPI_Win win, const char* win_name);
+int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen);
 int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
@@ -1160,6 +1166,8 @@ int PMPI_Type_free(MPI_Datatype* datatype);
 int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
 int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen);
 int PMPI_Get_address(const void* location, MPI_Aint* address);
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
               int* position, MPI_Comm comm);
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,

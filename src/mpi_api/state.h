@@ -104,6 +104,7 @@ struct WinEntry {
   int disp_unit_attribute = 1;                   // MPI_WIN_DISP_UNIT points here
   int flavor_attribute = MPI_WIN_FLAVOR_CREATE;  // MPI_WIN_CREATE_FLAVOR points here
   int model_attribute = MPI_WIN_UNIFIED;         // MPI_WIN_MODEL: one copy of the memory
+  std::string name;                              // MPI_Win_set_name's
 };
 
 // A window attribute key (MPI_Win_create_keyval): windows are never

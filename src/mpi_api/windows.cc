@@ -363,6 +363,23 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
   return MPI_SUCCESS;
 }
 
+int MPI_Win_set_name(MPI_Win win, const char* win_name) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  if (win_name == nullptr) TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument, "a null name"));
+  (*entry)->name = object_name(win_name);
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
+  auto entry = window_of(win);
+  TW_WIN_TRY(win, entry.status());
+  if (win_name == nullptr || resultlen == nullptr) {
+    TW_WIN_TRY(win, Status(ErrorCode::kInvalidArgument, "win_name or resultlen is NULL"));
+  }
+  return copy_string((*entry)->name, win_name, MPI_MAX_OBJECT_NAME, resultlen);
+}
+
 int MPI_Win_get_group(MPI_Win win, MPI_Group* group) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());

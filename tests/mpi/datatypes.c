@@ -201,6 +201,14 @@ static void counts_and_errors(void) {
   CHECK(reduced[0] == 10 * size && reduced[2] == 12 * size);
   CHECK(reduced[1] == -5 && reduced[3] == -5);
   MPI_Type_free(&strided);
+  /* Address arithmetic (MPI-3.1): back and forth between two members. */
+  double pair_of[2];
+  MPI_Aint first, second;
+  MPI_Get_address(&pair_of[0], &first);
+  MPI_Get_address(&pair_of[1], &second);
+  CHECK(MPI_Aint_diff(second, first) == (MPI_Aint)sizeof(double));
+  CHECK(MPI_Aint_add(first, (MPI_Aint)sizeof(double)) == second);
+  CHECK(MPI_Aint_add(second, -(MPI_Aint)sizeof(double)) == first);
   /* A layout of more than 2^22 pieces is refused; blocks of many bytes
    * are one piece each (MPICH's put_base: 1024 blocks of 8192 bytes). */
   MPI_Datatype huge, rows;

@@ -148,6 +148,15 @@ static void errors(void) {
   MPI_Type_commit(&strided);
   CHECK(tw_class(MPI_Put(two, 2, MPI_INT, peer, 2, 1, strided, win)) == MPI_ERR_RMA_RANGE);
   MPI_Type_free(&strided);
+  /* Names: none at first, then what was set (cut to MPI_MAX_OBJECT_NAME). */
+  char name[MPI_MAX_OBJECT_NAME];
+  int name_length = -1;
+  CHECK(MPI_Win_get_name(win, name, &name_length) == MPI_SUCCESS);
+  CHECK(name_length == 0 && name[0] == '\0');
+  CHECK(MPI_Win_set_name(win, "halo window") == MPI_SUCCESS);
+  CHECK(MPI_Win_get_name(win, name, &name_length) == MPI_SUCCESS);
+  CHECK(name_length == 11 && strcmp(name, "halo window") == 0);
+  CHECK(tw_class(MPI_Win_set_name(win, NULL)) == MPI_ERR_ARG);
   /* PROC_NULL is a no-op; a good put still works after all that. */
   CHECK(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 99, 1, MPI_INT, win) == MPI_SUCCESS);
   CHECK(MPI_Put(&v, 1, MPI_INT, peer, 3, 1, MPI_INT, win) == MPI_SUCCESS);
