@@ -18,7 +18,7 @@ Result<Typed> typed(int count, MPI_Datatype type) {
   t.extent = (*layout)->extent();
   // Copied: the application may free the type before a nonblocking
   // collective has used it.
-  if (!(*layout)->contiguous() || (*layout)->lower_bound() != 0) {
+  if (!(*layout)->in_place()) {
     t.layout = std::make_shared<const TypeLayout>(**layout);
   }
   return t;

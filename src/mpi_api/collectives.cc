@@ -118,13 +118,27 @@ Status bcast(Schedule& s, int tag, void* buffer, const Typed& t, int root) {
   return Status::ok();
 }
 
-// Every rank's contribution `mine` (t's elements) reduced at the root, in
-// rank order so that the result does not depend on arrival order: the
-// root gets the packed result, in scratch, once the schedule's steps so far
-// have run; the others get null.
-unsigned char* reduce_to_root(Schedule& s, int tag, const void* mine, const Reduction& r,
-                              const Typed& t, int root) {
+// A reduction's operands as the schedule's typed steps move them (the
+// same layout, count and bytes: nothing looked up twice).
+Typed typed_of(const Reduction& r) {
+  Typed t;
+  t.layout = r.layout;
+  t.count = r.count;
+  t.bytes = r.bytes;
+  t.extent = r.layout != nullptr ? r.layout->extent()
+             : r.count > 0       ? static_cast<std::ptrdiff_t>(r.bytes / r.count)
+                                 : 0;
+  return t;
+}
+
+// Every rank's contribution `mine` reduced at the root, in rank order so
+// that the result does not depend on arrival order: the root gets the
+// packed result, in scratch, once the schedule's steps so far have run;
+// the others get null.
+Result<unsigned char*> reduce_to_root(Schedule& s, int tag, const void* mine, const Reduction& r,
+                                      int root) {
   engine::Communicator* comm = s.comm();
+  const Typed t = typed_of(r);
   if (comm->rank() != root) {
     send_typed(s, mine, t, root, tag);
     return nullptr;
@@ -134,14 +148,7 @@ unsigned char* reduce_to_root(Schedule& s, int tag, const void* mine, const Redu
   const std::size_t bytes = r.bytes;
   unsigned char* parts = s.scratch(static_cast<std::size_t>(n) * bytes);
   const auto part = [parts, bytes](int k) { return parts + static_cast<std::size_t>(k) * bytes; };
-  if (r.layout == nullptr) {
-    s.copy(part(root), mine, bytes);  // a plain copy step: no Reduction captured
-  } else {
-    s.local([r, mine, own = part(root)] {
-      pack_operand(r, mine, own);
-      return Status::ok();
-    });
-  }
+  TAGWIRE_RETURN_IF_ERROR(copy_typed(s, mine, t, part(root), raw_bytes(bytes)));
   for (int peer = 0; peer < n; ++peer) {
     if (peer != root) s.receive(part(peer), bytes, peer, tag);
   }
@@ -154,15 +161,8 @@ unsigned char* reduce_to_root(Schedule& s, int tag, const void* mine, const Redu
 }
 
 // The packed `result` into `buffer` when its turn comes.
-void unpack_step(Schedule& s, const Reduction& r, const unsigned char* result, void* buffer) {
-  if (r.layout == nullptr) {
-    s.copy(buffer, result, r.bytes);
-    return;
-  }
-  s.local([r, result, buffer] {
-    unpack_operand(r, result, buffer);
-    return Status::ok();
-  });
+Status unpack_step(Schedule& s, const Reduction& r, const unsigned char* result, void* buffer) {
+  return copy_typed(s, result, raw_bytes(r.bytes), buffer, typed_of(r));
 }
 
 // Root: recvbuf = op over every rank's contribution, in rank order.
@@ -171,33 +171,29 @@ Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int coun
   TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
-  auto t = typed(count, type);
-  if (!t) return t.status();
   const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const unsigned char* result = reduce_to_root(s, tag, mine, *r, *t, root);
-  if (result != nullptr) unpack_step(s, *r, result, recvbuf);
-  return Status::ok();
+  auto result = reduce_to_root(s, tag, mine, *r, root);
+  if (!result) return result.status();
+  return *result != nullptr ? unpack_step(s, *r, *result, recvbuf) : Status::ok();
 }
 
 Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype type, MPI_Op op) {
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
-  auto t = typed(count, type);
-  if (!t) return t.status();
   // With MPI_IN_PLACE every rank contributes what recvbuf holds (a
   // non-root's send completes in the first round, before the broadcast
   // overwrites it).
   const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const unsigned char* result = reduce_to_root(s, tag, mine, *r, *t, 0);
+  auto result = reduce_to_root(s, tag, mine, *r, 0);
+  if (!result) return result.status();
   s.next_round();
-  if (result == nullptr) {
-    receive_typed(s, recvbuf, *t, 0, tag);
+  if (*result == nullptr) {
+    receive_typed(s, recvbuf, typed_of(*r), 0, tag);
     return Status::ok();
   }
-  for (int peer = 1; peer < s.comm()->size(); ++peer) s.send(result, r->bytes, peer, tag);
-  unpack_step(s, *r, result, recvbuf);
-  return Status::ok();
+  for (int peer = 1; peer < s.comm()->size(); ++peer) s.send(*result, r->bytes, peer, tag);
+  return unpack_step(s, *r, *result, recvbuf);
 }
 
 // Root: rank r receives blocks.type[r] from sendbuf + offset[r] (`blocks`
@@ -297,12 +293,8 @@ Status scan(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
     });
   }
   if (me + 1 < s.comm()->size()) s.send(onward, bytes, me + 1, tag);
-  if (inclusive) {
-    unpack_step(s, r, onward, recvbuf);
-  } else if (me > 0) {
-    unpack_step(s, r, prefix, recvbuf);
-  }
-  return Status::ok();
+  if (inclusive) return unpack_step(s, r, onward, recvbuf);
+  return me > 0 ? unpack_step(s, r, prefix, recvbuf) : Status::ok();
 }
 
 // MPI_Reduce_scatter(_block): the whole vector reduced at rank 0, then
@@ -318,8 +310,6 @@ Status reduce_scatter(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
   if (total > INT32_MAX) return {ErrorCode::kInvalidCount, "more than INT_MAX elements in all"};
   auto r = reduction_of(op, static_cast<int>(total), type);
   if (!r) return r.status();
-  auto whole = typed(static_cast<int>(total), type);
-  if (!whole) return whole.status();
   const auto me = static_cast<std::size_t>(s.comm()->rank());
   auto mine = typed(counts[me], type);
   if (!mine) return mine.status();
@@ -332,9 +322,10 @@ Status reduce_scatter(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
     at += static_cast<std::size_t>(c) * size;
   }
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  const unsigned char* reduced = reduce_to_root(s, tag, input, *r, *whole, 0);
+  auto reduced = reduce_to_root(s, tag, input, *r, 0);
+  if (!reduced) return reduced.status();
   s.next_round();
-  return scatter(s, tag, reduced, packed, recvbuf, *mine, 0);
+  return scatter(s, tag, *reduced, packed, recvbuf, *mine, 0);
 }
 
 // MPI_Ibarrier's rounds (MPI_Barrier is the engine's own): in round k

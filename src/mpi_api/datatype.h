@@ -71,6 +71,9 @@ class TypeLayout {
   // True when `count` elements are `count * size()` bytes in a row from
   // buffer + lower_bound(): sent and received in place.
   bool contiguous() const;
+  // contiguous() from the buffer's own address (lower bound 0): the packed
+  // bytes are the buffer's, used where they are, without pack or unpack.
+  bool in_place() const { return contiguous() && lb_ == 0; }
 
   // Packs `count` elements at `buffer` into `out` (count * size() bytes).
   void pack(const void* buffer, std::size_t count, std::uint8_t* out) const;

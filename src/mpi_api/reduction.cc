@@ -77,7 +77,7 @@ Result<Reduction> operands_of(int count, MPI_Datatype type) {
   r.type = type;
   r.count = static_cast<std::size_t>(count);
   r.bytes = *bytes;
-  if (!layout->contiguous() || layout->lower_bound() != 0) {
+  if (!layout->in_place()) {
     r.layout = std::make_shared<const TypeLayout>(*layout);
   }
   r.element = layout->element_type();

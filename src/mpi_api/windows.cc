@@ -91,9 +91,9 @@ class RmaPlan {
     plan.bytes_ = *origin_bytes;
     plan.count_ = static_cast<std::size_t>(origin_count);
     const TypeLayout* origin = *layout_of(origin_type);
-    if (!origin->contiguous() || origin->lower_bound() != 0) plan.origin_ = origin;
+    if (!origin->in_place()) plan.origin_ = origin;
     const TypeLayout* target = *layout_of(target_type);
-    if (!target->contiguous() || target->lower_bound() != 0) {
+    if (!target->in_place()) {
       plan.pieces_ = target->pieces(static_cast<std::size_t>(target_count));
     }
     return plan;
