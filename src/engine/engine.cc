@@ -461,7 +461,7 @@ Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size
 
 void Engine::fail_start(Request* r, const Status& s) {
   const bool peer_gone = s.code() == ErrorCode::kPeerFailed && r->kind == RequestKind::kSend;
-  const int world_peer = peer_gone ? r->comm->peer_world_rank(r->peer, r->collective) : -1;
+  const int world_peer = peer_gone ? r->comm->peer_world_rank(r->peer, r->peer_in_own_group()) : -1;
   release_request(r);
   // The transport found the peer gone before anyone told us (its first
   // message, to a rank that died): everything else with it fails now too,
@@ -511,7 +511,7 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (r->mode == SendMode::kBuffered) return buffered_.start(r);
 
   Communicator* comm = r->comm;
-  const int world_dest = comm->peer_world_rank(r->peer, r->collective);
+  const int world_dest = comm->peer_world_rank(r->peer, r->peer_in_own_group());
   if (is_dead(world_dest)) return peer_failed_status(world_dest);
   Header& h = r->header.emplace();
   fill_message_header(&h, comm, r->collective, r->tag, r->id, r->bytes);
@@ -633,7 +633,7 @@ Result<Request*> Engine::recv_init(void* buffer, std::size_t bytes, int source, 
 // what it sent before it died was matched or is lost.
 [[gnu::always_inline]] inline void Engine::withdraw_if_sender_dead(Request* r) {
   if (r->peer == matching::kAnySource) return;
-  const int world_source = r->comm->peer_world_rank(r->peer, r->collective);
+  const int world_source = r->comm->peer_world_rank(r->peer, r->peer_in_own_group());
   if (is_dead(world_source)) [[unlikely]]
     withdraw_from_dead(r, world_source);
 }
@@ -1424,10 +1424,10 @@ Result<Communicator*> Engine::comm_idup(Communicator* comm) {
 
 Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  if (comm->inter()) return not_on_intercomm("MPI_Comm_split");
   if (color < 0 && color != kUndefinedColor) {
     return Status(ErrorCode::kInvalidArgument, "split color must be >= 0 or MPI_UNDEFINED");
   }
+  if (comm->inter()) return intercomm_split(comm, color, key);
   std::int32_t mine[2] = {color, key};
   auto all =
       allgather(comm, {reinterpret_cast<const std::uint8_t*>(mine), sizeof(mine)}, kCollectiveTag);
@@ -1490,19 +1490,22 @@ Status Engine::comm_free(Communicator* comm) {
 
 Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::size_t bytes,
                                          int peer, int tag, Communicator* comm) {
+  if (comm != nullptr && comm->inter()) return not_on_intercomm("collective operations");
   std::lock_guard lock(mutex_);  // the agent may be adding a dead rank
   return post_collective_locked(kind, buffer, bytes, peer, tag, comm);
 }
 
 Result<Request*> Engine::post_collective_locked(RequestKind kind, void* buffer, std::size_t bytes,
-                                                int peer, int tag, Communicator* comm) {
-  if (comm != nullptr && comm->inter()) return not_on_intercomm("collective operations");
+                                                int peer, int tag, Communicator* comm,
+                                                bool remote) {
   // A collective on a communicator with a dead member fails at once at
   // every rank that knows of the death (peer_failure.cc). (The engine's
   // barrier runs all its rounds instead: exchange().)
   if (const int dead = dead_member(comm); dead >= 0) return peer_failed_status(dead);
-  TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, true));
-  return start_made(fill_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true));
+  TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, !remote));
+  Request* r = fill_request(kind, buffer, bytes, peer, tag, comm, SendMode::kStandard, true);
+  r->remote_group = remote;
+  return start_made(r);
 }
 
 Status Engine::barrier(Communicator* comm) {

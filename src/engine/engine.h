@@ -433,7 +433,8 @@ class Engine final : public transport::Receiver,
   void on_peer_failed(int world_rank, const Status& why = Status::ok());
   bool is_dead(int world_rank) const { return dead_peers_.contains(world_rank); }
   Status peer_failed_status(int world_rank) const { return dead_peers_.status_for(world_rank); }
-  // A dead member of `comm`'s group (world rank), or -1.
+  // A dead member of `comm`'s group, or of its remote group if it is an
+  // intercommunicator (world rank), or -1.
   int dead_member(const Communicator* comm) const;
   Status check_comm(Communicator* comm) const;
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
@@ -443,6 +444,10 @@ class Engine final : public transport::Receiver,
   // communicator of them on the intercommunicator's collective context.
   static std::vector<int> both_groups(const Communicator& inter);
   Result<Communicator*> intercomm_dup(Communicator* inter);
+  // MPI_Comm_split (and so MPI_Comm_create) of an intercommunicator: the
+  // members of each color in both groups, each group ordered by (key, old
+  // rank); null for MPI_UNDEFINED or a color the other group lacks.
+  Result<Communicator*> intercomm_split(Communicator* inter, int color, int key);
   // Takes a new communicator into the engine's list. `agreed`: its id came
   // from agree_context_id (so the ids after it are its idup block).
   Communicator* adopt(std::unique_ptr<Communicator> comm, bool agreed = true);
@@ -714,9 +719,11 @@ class Engine final : public transport::Receiver,
   void advance_schedules();
   // True once `run` has ended (its request completed).
   bool advance(ScheduleRun& run);
-  // post_collective's work, the lock held.
+  // post_collective's work, the lock held; also a schedule's step on an
+  // intercommunicator, whose peer is in the remote group when `remote`.
   Result<Request*> post_collective_locked(RequestKind kind, void* buffer, std::size_t bytes,
-                                          int peer, int tag, Communicator* comm);
+                                          int peer, int tag, Communicator* comm,
+                                          bool remote = false);
 
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;

@@ -4,6 +4,8 @@
 // that is free at every member of both groups, which is the same
 // max-of-next-free agreement as dup, run over both groups at once.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "engine/engine.h"
 
@@ -77,6 +79,45 @@ Result<Communicator*> Engine::intercomm_dup(Communicator* inter) {
   if (!id) return id.status();
   return adopt(std::make_unique<Communicator>(*id, inter->world_ranks(), inter->rank(),
                                               inter->remote_world_ranks()));
+}
+
+Result<Communicator*> Engine::intercomm_split(Communicator* inter, int color, int key) {
+  const std::vector<int> all = both_groups(*inter);
+  Communicator scratch(inter->id(), all, index_of(all, world_->rank()));
+  const std::int32_t mine[2] = {color, key};
+  auto every = allgather(&scratch, {reinterpret_cast<const std::uint8_t*>(mine), sizeof(mine)},
+                         kCollectiveTag);
+  if (!every) return every.status();
+  // One id for every color's communicator: they are disjoint, and each
+  // member belongs to one of them.
+  auto id = agree_context_id(&scratch, kCollectiveTag);
+  if (!id) return id.status();
+  if (color == kUndefinedColor) return static_cast<Communicator*>(nullptr);
+  // The members of `group` with my color, ordered by (key, rank there).
+  const auto of_my_color = [&](const std::vector<int>& group) {
+    std::vector<std::pair<std::int32_t, int>> members;
+    for (int r = 0; r < static_cast<int>(group.size()); ++r) {
+      const int world = group[static_cast<std::size_t>(r)];
+      std::int32_t theirs[2];
+      std::memcpy(theirs, (*every)[static_cast<std::size_t>(index_of(all, world))].data(),
+                  sizeof(theirs));
+      if (theirs[0] == color) members.emplace_back(theirs[1], world);
+    }
+    // (key, rank in the group): a group's world ranks are in rank order
+    // only by chance, so sort by the rank itself.
+    std::sort(members.begin(), members.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return index_of(group, a.second) < index_of(group, b.second);
+    });
+    std::vector<int> worlds;
+    for (const auto& member : members) worlds.push_back(member.second);
+    return worlds;
+  };
+  std::vector<int> local = of_my_color(inter->world_ranks());
+  std::vector<int> remote = of_my_color(inter->remote_world_ranks());
+  if (remote.empty()) return static_cast<Communicator*>(nullptr);
+  const int my_rank = index_of(local, world_->rank());
+  return adopt(std::make_unique<Communicator>(*id, std::move(local), my_rank, std::move(remote)));
 }
 
 Result<Communicator*> Engine::intercomm_merge(Communicator* inter, bool high) {

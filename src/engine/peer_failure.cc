@@ -50,17 +50,26 @@ static bool depends_on(const Request& r, int dead) {
     // cannot complete, and a rank waiting on a live member would wait for
     // ever for a step that member gave up on (the MPI layer's collectives
     // go through a root).
-    for (int w : r.comm->peer_group(r.collective)) {
+    for (int w : r.comm->peer_group(r.peer_in_own_group())) {
+      if (w == dead) return true;
+    }
+    // An intercommunicator's collective involves the other group too.
+    if (!r.collective || !r.comm->inter()) return false;
+    for (int w : r.comm->peer_group(r.remote_group)) {
       if (w == dead) return true;
     }
     return false;
   }
-  return r.comm->peer_world_rank(r.peer, r.collective) == dead;
+  return r.comm->peer_world_rank(r.peer, r.peer_in_own_group()) == dead;
 }
 
 int Engine::dead_member(const Communicator* comm) const {
   if (!dead_peers_.any() || comm == nullptr) return -1;
   for (int w : comm->peer_group(true)) {
+    if (is_dead(w)) return w;
+  }
+  // An intercommunicator's collectives need the remote group as well.
+  for (int w : comm->remote_world_ranks()) {
     if (is_dead(w)) return w;
   }
   return -1;

@@ -85,7 +85,7 @@ std::string Engine::pending_report() {
     lines << (r->collective ? "collective " : "") << (receive ? "receive" : mode_name(r->mode))
           << (receive ? " from rank " : " to rank ") << rank_text(r->peer);
     if (r->comm != nullptr && r->peer >= 0) {
-      lines << " (world " << r->comm->peer_world_rank(r->peer, r->collective) << ")";
+      lines << " (world " << r->comm->peer_world_rank(r->peer, r->peer_in_own_group()) << ")";
     }
     lines << ", tag "
           << (r->tag == matching::kAnyTag ? std::string("any") : std::to_string(r->tag));

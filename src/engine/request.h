@@ -19,7 +19,7 @@ namespace tagwire::engine {
 
 class Communicator;
 
-enum class SendMode { kStandard, kSynchronous, kReady, kBuffered };
+enum class SendMode : std::uint8_t { kStandard, kSynchronous, kReady, kBuffered };
 
 inline constexpr int kProcNull = -2;  // MPI_PROC_NULL
 
@@ -71,7 +71,7 @@ struct PendingMessage {
 // receives are requests of their own, and it completes after the last.
 // kGeneralized: MPI_Grequest_start's, an operation the application does
 // itself and ends by MPI_Grequest_complete (generalized_request.cc).
-enum class RequestKind { kSend, kReceive, kSchedule, kGeneralized };
+enum class RequestKind : std::uint8_t { kSend, kReceive, kSchedule, kGeneralized };
 
 // Where a request's operation is. Start: kInactive -> kRunning (a PROC_NULL
 // one straight to kComplete). Completion (Engine::maybe_complete) moves
@@ -122,6 +122,13 @@ struct RequestFields {
   // its own partner (the engine's barrier: Engine::exchange); every other
   // collective step fails with any member (depends_on, ULFM's rule).
   bool partner_only = false;
+  // A collective step of an intercommunicator's collective whose peer is in
+  // the remote group (Schedule's remote steps); every other collective step
+  // names a member of the caller's own group.
+  bool remote_group = false;
+  // Communicator::peer_group's argument for `peer`: true where it names a
+  // member of the caller's own group.
+  bool peer_in_own_group() const { return collective && !remote_group; }
   // Arguments (kept for persistent restarts).
   void* buffer = nullptr;
   std::size_t bytes = 0;
@@ -183,6 +190,7 @@ struct Request : RequestFields {
     abandoned = false;
     remote_matched = false;
     partner_only = false;
+    remote_group = false;
     buffer = nullptr;
     bytes = 0;
     peer = 0;

@@ -33,7 +33,15 @@ class Schedule {
     int peer = 0;  // communicator rank (or MPI_PROC_NULL)
     int tag = 0;
     std::function<Status()> local;
+    bool remote = false;  // peer: a rank of an intercommunicator's remote group
   };
+
+  // An intercommunicator's collective moves messages within each group and
+  // between the groups, all on its one collective context, where a message
+  // from remote rank r and one from local rank r carry the same source.
+  // Steps between the groups carry this bit in their tag (no tag of the
+  // MPI layer's has it), so neither is ever taken for the other.
+  static constexpr int kRemoteTagBit = 1 << 29;
 
   explicit Schedule(Communicator* comm) : comm_(comm) {}
   Schedule(const Schedule&) = delete;
@@ -67,6 +75,14 @@ class Schedule {
   }
   void local(std::function<Status()> fn) {
     add({Step::Kind::kLocal, nullptr, 0, 0, 0, std::move(fn)});
+  }
+  // Steps with the remote group of an intercommunicator (`peer` is a rank
+  // there).
+  void send_remote(const void* buffer, std::size_t bytes, int peer, int tag) {
+    add({Step::Kind::kSend, const_cast<void*>(buffer), bytes, peer, tag | kRemoteTagBit, {}, true});
+  }
+  void receive_remote(void* buffer, std::size_t bytes, int peer, int tag) {
+    add({Step::Kind::kReceive, buffer, bytes, peer, tag | kRemoteTagBit, {}, true});
   }
   // A local step for the start of the next round, once everything of this
   // one has completed (unpacking what a receive of this round brought).

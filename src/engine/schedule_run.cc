@@ -21,7 +21,7 @@ Status Engine::start_round(const Schedule& schedule, std::size_t round,
       continue;
     }
     auto r = post_collective_locked(kind_of(step.kind), step.buffer, step.bytes, step.peer,
-                                    step.tag, schedule.comm());
+                                    step.tag, schedule.comm(), step.remote);
     if (!r) return r.status();  // a dead member, most likely
     posted->push_back(*r);
   }

@@ -110,17 +110,30 @@ const void* packed_source(engine::Schedule& s, const void* at, const Typed& t) {
   return packed;
 }
 
-void send_typed(engine::Schedule& s, const void* at, const Typed& t, int peer, int tag) {
-  s.send(packed_source(s, at, t), t.bytes, peer, tag);
+void send_typed(engine::Schedule& s, const void* at, const Typed& t, int peer, int tag,
+                Group group) {
+  const void* packed = packed_source(s, at, t);
+  if (group == Group::kRemote) {
+    s.send_remote(packed, t.bytes, peer, tag);
+  } else {
+    s.send(packed, t.bytes, peer, tag);
+  }
 }
 
-void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag) {
+void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag, Group group) {
+  const auto receive = [&](void* into) {
+    if (group == Group::kRemote) {
+      s.receive_remote(into, t.bytes, peer, tag);
+    } else {
+      s.receive(into, t.bytes, peer, tag);
+    }
+  };
   if (t.layout == nullptr) {
-    s.receive(at, t.bytes, peer, tag);
+    receive(at);
     return;
   }
   unsigned char* packed = s.scratch(t.bytes);
-  s.receive(packed, t.bytes, peer, tag);
+  receive(packed);
   s.after_round([t, at, packed] {
     unpack(t, packed, at);
     return Status::ok();

@@ -69,8 +69,13 @@ const unsigned char* snapshot(engine::Schedule& s, const void* buffer, const Blo
 // Schedule steps. The packed bytes of `t` at `at`: `at` itself, or
 // scratch that a pack step added now fills when its turn comes.
 const void* packed_source(engine::Schedule& s, const void* at, const Typed& t);
-void send_typed(engine::Schedule& s, const void* at, const Typed& t, int peer, int tag);
-void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag);
+// `peer`: a rank of the caller's own group, or (kRemote) of an
+// intercommunicator's remote group.
+enum class Group { kOwn, kRemote };
+void send_typed(engine::Schedule& s, const void* at, const Typed& t, int peer, int tag,
+                Group group = Group::kOwn);
+void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag,
+                   Group group = Group::kOwn);
 // `from` into `to` when its turn comes (a rank's block to itself);
 // kTruncate, now, if it does not fit.
 Status copy_typed(engine::Schedule& s, const void* from, const Typed& from_type, void* to,

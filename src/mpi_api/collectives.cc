@@ -19,8 +19,10 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "mpi_api/collective_algorithms.h"
 #include "mpi_api/collective_blocks.h"
 #include "mpi_api/reduce_ops.h"
 #include "mpi_api/reduction.h"
@@ -40,6 +42,7 @@ enum CollectiveTag : int {
   kScatterTag,
   kAllgathervTag,
   kScanTag,
+  kBarrierTag,  // an intercommunicator's (the engine has its own otherwise)
   // Neighborhood collectives: a distributed graph's edges all take this
   // one (messages between two ranks match in order, as MPICH does it); a
   // Cartesian grid's take one per dimension and direction after it, so a
@@ -72,8 +75,6 @@ int collective(const char* function, MPI_Comm comm, std::optional<MPI_Request*> 
   }
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
-  // Said at the call, not found halfway (or at the wait) by the first step.
-  if ((*c)->inter()) return report(comm, function, E().not_on_intercomm("collective operations"));
   if (!request) {  // on the stack: one allocation fewer per call
     Schedule schedule(*c);
     Status s = build(schedule, blocking_tag);
@@ -95,7 +96,8 @@ int collective(const char* function, MPI_Comm comm, std::optional<MPI_Request*> 
   return s.is_ok() ? MPI_SUCCESS : report(comm, function, s);
 }
 
-Status check_root(engine::Communicator* comm, int root) {
+// A root within the caller's group.
+Status check_group_root(const engine::Communicator* comm, int root) {
   if (root < 0 || root >= comm->size()) {
     return {ErrorCode::kInvalidRank, "root " + std::to_string(root) +
                                          " is outside a communicator of size " +
@@ -104,9 +106,17 @@ Status check_root(engine::Communicator* comm, int root) {
   return Status::ok();
 }
 
+Status check_root(const Schedule& s, int root) {
+  return s.comm()->inter() ? check_inter_root(s, root) : check_group_root(s.comm(), root);
+}
+
+}  // namespace
+
+namespace tagwire::mpi {
+
 Status bcast(Schedule& s, int tag, void* buffer, const Typed& t, int root) {
   engine::Communicator* comm = s.comm();
-  TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
+  TAGWIRE_RETURN_IF_ERROR(check_group_root(comm, root));
   if (comm->rank() != root) {
     receive_typed(s, buffer, t, root, tag);
     return Status::ok();
@@ -165,10 +175,15 @@ Status unpack_step(Schedule& s, const Reduction& r, const unsigned char* result,
   return copy_typed(s, result, raw_bytes(r.bytes), buffer, typed_of(r));
 }
 
+}  // namespace tagwire::mpi
+
+namespace {
+
 // Root: recvbuf = op over every rank's contribution, in rank order.
 Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
               MPI_Datatype type, MPI_Op op, int root) {
-  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
+  if (s.comm()->inter()) return inter_reduce(s, tag, sendbuf, recvbuf, count, type, op, root);
+  TAGWIRE_RETURN_IF_ERROR(check_root(s, root));
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
   const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -179,6 +194,7 @@ Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int coun
 
 Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype type, MPI_Op op) {
+  if (s.comm()->inter()) return inter_allreduce(s, tag, sendbuf, recvbuf, count, type, op);
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
   // With MPI_IN_PLACE every rank contributes what recvbuf holds (a
@@ -196,13 +212,17 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   return unpack_step(s, *r, *result, recvbuf);
 }
 
+}  // namespace
+
+namespace tagwire::mpi {
+
 // Root: rank r receives blocks.type[r] from sendbuf + offset[r] (`blocks`
 // is read at the root only) into `mine` at recvbuf. In place (the root's
 // recvbuf is MPI_IN_PLACE): its block stays put.
 Status scatter(Schedule& s, int tag, const void* sendbuf, const Blocks& blocks, void* recvbuf,
                const Typed& mine, int root) {
   engine::Communicator* comm = s.comm();
-  TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
+  TAGWIRE_RETURN_IF_ERROR(check_group_root(comm, root));
   if (comm->rank() != root) {
     receive_typed(s, recvbuf, mine, root, tag);
     return Status::ok();
@@ -219,13 +239,18 @@ Status scatter(Schedule& s, int tag, const void* sendbuf, const Blocks& blocks, 
   return Status::ok();
 }
 
+}  // namespace tagwire::mpi
+
+namespace {
+
 // Root: rank r's block lands as blocks.type[r] at recvbuf + offset[r];
 // the others send `mine` from sendbuf. In place (the root's sendbuf is
 // MPI_IN_PLACE): its block is there already.
 Status gatherv(Schedule& s, int tag, const void* sendbuf, const Typed& mine, void* recvbuf,
                const Blocks& blocks, int root) {
   engine::Communicator* comm = s.comm();
-  TAGWIRE_RETURN_IF_ERROR(check_root(comm, root));
+  if (comm->inter()) return inter_gatherv(s, tag, sendbuf, mine, recvbuf, blocks, root);
+  TAGWIRE_RETURN_IF_ERROR(check_group_root(comm, root));
   if (comm->rank() != root) {
     send_typed(s, sendbuf, mine, root, tag);
     return Status::ok();
@@ -247,6 +272,7 @@ Status gatherv(Schedule& s, int tag, const void* sendbuf, const Typed& mine, voi
 Status exchange_blocks(Schedule& s, int tag, const void* out, const Blocks& send, void* in,
                        const Blocks& recv) {
   engine::Communicator* comm = s.comm();
+  if (comm->inter()) return inter_exchange(s, tag, out, send, in, recv);
   const int me = comm->rank();
   const auto* from = static_cast<const unsigned char*>(out);
   auto* to = static_cast<unsigned char*>(in);
@@ -269,6 +295,11 @@ Status exchange_blocks(Schedule& s, int tag, const void* out, const Blocks& send
 // (rank 0's recvbuf is left alone).
 Status scan(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
             MPI_Op op, bool inclusive) {
+  if (s.comm()->inter()) {
+    return {ErrorCode::kInvalidComm, std::string(inclusive ? "MPI_Scan" : "MPI_Exscan") +
+                                         " on an intercommunicator (MPI-3.1 §5.11: "
+                                         "intracommunicators only)"};
+  }
   auto reduction = reduction_of(op, count, type);
   if (!reduction) return reduction.status();
   const Reduction& r = *reduction;
@@ -325,7 +356,12 @@ Status reduce_scatter(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
   auto reduced = reduce_to_root(s, tag, input, *r, 0);
   if (!reduced) return reduced.status();
   s.next_round();
-  return scatter(s, tag, *reduced, packed, recvbuf, *mine, 0);
+  if (!s.comm()->inter()) return scatter(s, tag, *reduced, packed, recvbuf, *mine, 0);
+  // An intercommunicator's group scatters the other group's reduction
+  // (MPI-3.1 §5.10: both groups reduce vectors of the same length).
+  unsigned char* theirs = leaders_swap(s, tag, *reduced, r->bytes);
+  s.next_round();
+  return scatter(s, tag, theirs, packed, recvbuf, *mine, 0);
 }
 
 // MPI_Ibarrier's rounds (MPI_Barrier is the engine's own): in round k
@@ -441,8 +477,13 @@ int neighbor_call(const char* function, MPI_Comm comm, std::optional<MPI_Request
 namespace {
 
 Status bcast_call(Schedule& s, int tag, void* buffer, int count, MPI_Datatype type, int root) {
+  if (s.comm()->inter()) {
+    TAGWIRE_RETURN_IF_ERROR(check_inter_root(s, root));
+    if (root == MPI_PROC_NULL) return Status::ok();  // nothing of this rank's counts
+  }
   auto t = typed(count, type);
   if (!t) return t.status();
+  if (s.comm()->inter()) return inter_bcast(s, tag, buffer, *t, root);
   return bcast(s, tag, buffer, *t, root);
 }
 
@@ -460,8 +501,23 @@ Status reduce_scatter_call(Schedule& s, int tag, const void* sendbuf, void* recv
                         std::vector<int>(recvcounts, recvcounts + s.comm()->size()), type, op);
 }
 
+// How many blocks a buffer of the call holds: one per member, of the
+// remote group on an intercommunicator.
 std::size_t size_of(const Schedule& s) {
-  return static_cast<std::size_t>(s.comm()->size());
+  return s.comm()->inter() ? s.comm()->remote_world_ranks().size()
+                           : static_cast<std::size_t>(s.comm()->size());
+}
+
+// Whether the root's arguments are this rank's: it is the root (MPI_ROOT
+// on an intercommunicator).
+bool is_root(const Schedule& s, int root) {
+  return s.comm()->inter() ? root == MPI_ROOT : s.comm()->rank() == root;
+}
+
+// On an intercommunicator, a rank of the root's group: it neither sends
+// nor receives blocks of its own.
+bool beside_root(const Schedule& s, int root) {
+  return s.comm()->inter() && (root == MPI_ROOT || root == MPI_PROC_NULL);
 }
 
 // What this rank sends: nothing to check in place (MPI_IN_PLACE).
@@ -472,14 +528,14 @@ Result<Typed> sent_part(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 
 Status gather_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
+  TAGWIRE_RETURN_IF_ERROR(check_root(s, root));
   Blocks blocks;  // the receive arguments count at the root only
-  if (s.comm()->rank() == root) {
+  if (is_root(s, root)) {
     auto b = even_blocks(size_of(s), recvcount, recvtype);
     if (!b) return b.status();
     blocks = std::move(b).value();
   }
-  auto mine = sent_part(sendbuf, sendcount, sendtype);
+  auto mine = beside_root(s, root) ? Typed{} : sent_part(sendbuf, sendcount, sendtype);
   if (!mine) return mine.status();
   return gatherv(s, tag, sendbuf, *mine, recvbuf, blocks, root);
 }
@@ -487,14 +543,14 @@ Status gather_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI
 Status gatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                     void* recvbuf, const int recvcounts[], const int displs[],
                     MPI_Datatype recvtype, int root) {
-  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
+  TAGWIRE_RETURN_IF_ERROR(check_root(s, root));
   Blocks blocks;
-  if (s.comm()->rank() == root) {
+  if (is_root(s, root)) {
     auto b = blocks_of(size_of(s), recvcounts, displs, recvtype);
     if (!b) return b.status();
     blocks = std::move(b).value();
   }
-  auto mine = sent_part(sendbuf, sendcount, sendtype);
+  auto mine = beside_root(s, root) ? Typed{} : sent_part(sendbuf, sendcount, sendtype);
   if (!mine) return mine.status();
   return gatherv(s, tag, sendbuf, *mine, recvbuf, blocks, root);
 }
@@ -502,37 +558,43 @@ Status gatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MP
 // The root's own receive: nothing in place at the root.
 Result<Typed> received_part(const Schedule& s, int root, const void* recvbuf, int recvcount,
                             MPI_Datatype recvtype) {
-  if (recvbuf == MPI_IN_PLACE && s.comm()->rank() == root) return Typed{};
+  if (beside_root(s, root) || (recvbuf == MPI_IN_PLACE && is_root(s, root))) return Typed{};
   return typed(recvcount, recvtype);
+}
+
+Status any_scatter(Schedule& s, int tag, const void* sendbuf, const Blocks& blocks, void* recvbuf,
+                   const Typed& mine, int root) {
+  if (s.comm()->inter()) return inter_scatter(s, tag, sendbuf, blocks, recvbuf, mine, root);
+  return scatter(s, tag, sendbuf, blocks, recvbuf, mine, root);
 }
 
 Status scatter_call(Schedule& s, int tag, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
+  TAGWIRE_RETURN_IF_ERROR(check_root(s, root));
   Blocks blocks;  // the send arguments count at the root only
-  if (s.comm()->rank() == root) {
+  if (is_root(s, root)) {
     auto b = even_blocks(size_of(s), sendcount, sendtype);
     if (!b) return b.status();
     blocks = std::move(b).value();
   }
   auto mine = received_part(s, root, recvbuf, recvcount, recvtype);
   if (!mine) return mine.status();
-  return scatter(s, tag, sendbuf, blocks, recvbuf, *mine, root);
+  return any_scatter(s, tag, sendbuf, blocks, recvbuf, *mine, root);
 }
 
 Status scatterv_call(Schedule& s, int tag, const void* sendbuf, const int sendcounts[],
                      const int displs[], MPI_Datatype sendtype, void* recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root) {
-  TAGWIRE_RETURN_IF_ERROR(check_root(s.comm(), root));
+  TAGWIRE_RETURN_IF_ERROR(check_root(s, root));
   Blocks blocks;
-  if (s.comm()->rank() == root) {
+  if (is_root(s, root)) {
     auto b = blocks_of(size_of(s), sendcounts, displs, sendtype);
     if (!b) return b.status();
     blocks = std::move(b).value();
   }
   auto mine = received_part(s, root, recvbuf, recvcount, recvtype);
   if (!mine) return mine.status();
-  return scatter(s, tag, sendbuf, blocks, recvbuf, *mine, root);
+  return any_scatter(s, tag, sendbuf, blocks, recvbuf, *mine, root);
 }
 
 // The allgathers: this rank's block, from sendbuf or (in place) from
@@ -542,12 +604,25 @@ Result<std::pair<const void*, Typed>> own_block(const Schedule& s, const void* s
                                                 const Blocks& recv) {
   const auto me = static_cast<std::size_t>(s.comm()->rank());
   if (sendbuf == MPI_IN_PLACE) {
+    if (s.comm()->inter()) {
+      return Status(ErrorCode::kInvalidArgument, "MPI_IN_PLACE on an intercommunicator");
+    }
     return std::pair<const void*, Typed>{static_cast<unsigned char*>(recvbuf) + recv.offset[me],
                                          recv.type[me]};
   }
   auto t = typed(sendcount, sendtype);
   if (!t) return t.status();
   return std::pair<const void*, Typed>{sendbuf, std::move(t).value()};
+}
+
+// This rank's block to every other directly, theirs from each.
+Status to_every_peer(Schedule& s, int tag, const std::pair<const void*, Typed>& mine, void* recvbuf,
+                     const Blocks& recv) {
+  Blocks send;
+  send.type.resize(size_of(s));
+  for (Typed& t : send.type) t = mine.second;
+  send.offset.assign(size_of(s), 0);
+  return exchange_blocks(s, tag, mine.first, send, recvbuf, recv);
 }
 
 // MPI_Allgather: a gather to rank 0, then its broadcast of the whole (two
@@ -558,6 +633,7 @@ Status allgather_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
   if (!recv) return recv.status();
   auto mine = own_block(s, sendbuf, sendcount, sendtype, recvbuf, *recv);
   if (!mine) return mine.status();
+  if (s.comm()->inter()) return to_every_peer(s, tag, *mine, recvbuf, *recv);
   // Rank 0 in place: its block is there already.
   const void* out = s.comm()->rank() == 0 && sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : mine->first;
   TAGWIRE_RETURN_IF_ERROR(gatherv(s, tag, out, mine->second, recvbuf, *recv, 0));
@@ -570,13 +646,9 @@ Status allgatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
                        const int displs[], MPI_Datatype recvtype) {
   auto recv = blocks_of(size_of(s), recvcounts, displs, recvtype);
   if (!recv) return recv.status();
-  // Every rank's block to every other directly.
   auto mine = own_block(s, sendbuf, sendcount, sendtype, recvbuf, *recv);
   if (!mine) return mine.status();
-  Blocks send;
-  send.type.assign(size_of(s), mine->second);
-  send.offset.assign(size_of(s), 0);
-  return exchange_blocks(s, tag, mine->first, send, recvbuf, *recv);
+  return to_every_peer(s, tag, *mine, recvbuf, *recv);
 }
 
 // The all-to-alls once their blocks are known; in place, what is sent is
@@ -972,10 +1044,20 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
       });
 }
 
-// MPI_Barrier is the engine's (communicators.cc); its nonblocking form
-// is a schedule like the others.
+// MPI_Barrier on an intracommunicator is the engine's own; on an
+// intercommunicator, and nonblocking, it is a schedule like the others.
+int MPI_Barrier(MPI_Comm comm) {
+  auto c = comm_of(comm);
+  if (c && !(*c)->inter()) {
+    TW_MPI_TRY(comm, E().barrier(*c));
+    return MPI_SUCCESS;
+  }
+  return collective(__func__, comm, std::nullopt, kBarrierTag,
+                    [&](Schedule& s, int tag) { return inter_barrier(s, tag); });
+}
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return collective(__func__, comm, request, 0, [&](Schedule& s, int tag) {
+    if (s.comm()->inter()) return inter_barrier(s, tag);
     dissemination_barrier(s, tag);
     return Status::ok();
   });

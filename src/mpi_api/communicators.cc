@@ -214,11 +214,4 @@ int MPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
   return copy_string(text, name, MPI_MAX_OBJECT_NAME, resultlen);
 }
 
-int MPI_Barrier(MPI_Comm comm) {
-  auto c = comm_of(comm);
-  TW_MPI_TRY(comm, c.status());
-  TW_MPI_TRY(comm, state().engine->barrier(*c));
-  return MPI_SUCCESS;
-}
-
 }  // extern "C"

@@ -1,7 +1,7 @@
 // MPI intercommunicators: Intercomm_create, Intercomm_merge, and the
 // queries (test_inter, remote_size, remote_group). Point-to-point on them
-// is the ordinary calls: the engine maps a peer rank to the remote group.
-// Collectives on an intercommunicator are refused (merge it first).
+// is the ordinary calls: the engine maps a peer rank to the remote group;
+// collectives on them are intercomm_collectives.cc's.
 #include <string>
 #include <vector>
 

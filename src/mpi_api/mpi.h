@@ -56,6 +56,7 @@ typedef struct MPI_Status {
 #define MPI_ANY_SOURCE (-1)
 #define MPI_ANY_TAG (-1)
 #define MPI_PROC_NULL (-2)
+#define MPI_ROOT (-3) /* the root of a rooted collective on an intercommunicator */
 #define MPI_UNDEFINED (-32766)
 #define MPI_BSEND_OVERHEAD 64
 #define MPI_MAX_PROCESSOR_NAME 256
