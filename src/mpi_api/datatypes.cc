@@ -241,11 +241,104 @@ int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint d
                    newtype);
 }
 
-// An ndims-dimensional block of a larger array: the innermost dimension's
-// subsizes elements in a row, each outer dimension a strided repeat of the
-// one inside it, the whole placed at the starts' offset and resized to the
-// full array (lower bound 0, extent the array's), as MPI-3.1 §4.1.3 defines
-// it, so that consecutive elements are consecutive arrays.
+}  // extern "C"
+
+namespace {
+
+// Elements of an ndims-dimensional array of `sizes` elements of `old`
+// (laid out in `order`): in each dimension d the indices picked[d], in
+// ascending order. The innermost dimension's picks in a row, each outer
+// dimension a repeat of the one inside it at its picks, the whole resized
+// to the full array (lower bound 0, extent the array's) as MPI-3.1 §4.1.3
+// and §4.1.4 define subarray and darray, so that consecutive elements
+// are consecutive arrays.
+Result<TypeLayout> array_selection(const TypeLayout& old, const int sizes[],
+                                   const std::vector<std::vector<int>>& picked, int order) {
+  const std::size_t n = picked.size();
+  TypeLayout block = old;
+  std::ptrdiff_t stride = old.extent();  // bytes of one element of the current dimension
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t d = order == MPI_ORDER_C ? n - 1 - i : i;  // fastest-varying first
+    std::vector<int> ones(picked[d].size(), 1);
+    std::vector<std::ptrdiff_t> displacements(ones.size());
+    for (std::size_t k = 0; k < ones.size(); ++k) displacements[k] = picked[d][k] * stride;
+    std::vector<const TypeLayout*> types(ones.size(), &block);
+    auto placed = TypeLayout::place(ones, displacements, types, false);
+    if (!placed) return placed.status();
+    block = std::move(placed).value();
+    stride *= sizes[d];
+  }
+  return block.resized(0, stride);
+}
+
+Status check_order(int order) {
+  if (order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN) return Status::ok();
+  return {ErrorCode::kInvalidArgument,
+          "order " + std::to_string(order) + " is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"};
+}
+
+// Hands out `made` as a new type that `how` describes.
+int add_array_type(const char* function, Result<TypeLayout> made, TypeConstructor how,
+                   MPI_Datatype* newtype) {
+  if (!made) return report(MPI_COMM_WORLD, function, made.status());
+  auto layout = std::make_shared<TypeLayout>(std::move(made).value());
+  layout->set_constructor(std::move(how));
+  *newtype = state().types.add(std::move(layout));
+  return MPI_SUCCESS;
+}
+
+// The indices of a darray dimension of `size` elements that process
+// `coord` of `procs` holds (MPI-3.1 §4.1.4): a block of `arg` elements
+// (default: size / procs rounded up), blocks of `arg` dealt round-robin
+// (default 1), or every index.
+Result<std::vector<int>> darray_indices(int size, int distrib, int arg, int procs, int coord) {
+  std::vector<int> picked;
+  const auto take = [&](int from, int to) {
+    for (int i = from; i < std::min(to, size); ++i) picked.push_back(i);
+  };
+  switch (distrib) {
+    case MPI_DISTRIBUTE_NONE:
+      if (procs != 1) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "MPI_DISTRIBUTE_NONE over " + std::to_string(procs) + " processes (needs 1)");
+      }
+      take(0, size);
+      return picked;
+    case MPI_DISTRIBUTE_BLOCK: {
+      const int block = arg == MPI_DISTRIBUTE_DFLT_DARG ? (size + procs - 1) / procs : arg;
+      if (block <= 0 || static_cast<long long>(block) * procs < size) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "a block of " + std::to_string(block) + " over " + std::to_string(procs) +
+                          " processes does not cover " + std::to_string(size) + " elements");
+      }
+      take(coord * block, coord * block + block);
+      return picked;
+    }
+    case MPI_DISTRIBUTE_CYCLIC: {
+      const int block = arg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : arg;
+      if (block <= 0) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "cyclic block " + std::to_string(block) + " is not positive");
+      }
+      for (long long from = static_cast<long long>(coord) * block; from < size;
+           from += static_cast<long long>(procs) * block) {
+        take(static_cast<int>(from), static_cast<int>(from) + block);
+      }
+      return picked;
+    }
+    default:
+      return Status(ErrorCode::kInvalidArgument,
+                    "distribution " + std::to_string(distrib) +
+                        " is none of MPI_DISTRIBUTE_BLOCK, _CYCLIC and _NONE");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+// An ndims-dimensional block of a larger array: subsizes[d] indices from
+// starts[d] in each dimension.
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                              const int array_of_starts[], int order, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) {
@@ -258,10 +351,9 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
       newtype == nullptr) {
     return bad("a null array or newtype");
   }
-  if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) {
-    return bad("order " + std::to_string(order) + " is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN");
-  }
+  TW_MPI_TRY(MPI_COMM_WORLD, check_order(order));
   const auto n = static_cast<std::size_t>(ndims);
+  std::vector<std::vector<int>> picked(n);
   for (std::size_t d = 0; d < n; ++d) {
     const int size = array_of_sizes[d], sub = array_of_subsizes[d], start = array_of_starts[d];
     if (size <= 0 || sub <= 0 || sub > size || start < 0 || start > size - sub) {
@@ -269,44 +361,75 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                  ", subsize " + std::to_string(sub) + ", start " + std::to_string(start) +
                  " (need 0 < subsize <= size and 0 <= start <= size - subsize)");
     }
+    for (int i = start; i < start + sub; ++i) picked[d].push_back(i);
   }
   auto old = layout_of(oldtype, false);
   TW_MPI_TRY(MPI_COMM_WORLD, old.status());
-  // Dimension indices from the fastest-varying out.
-  std::vector<std::size_t> fastest_first(n);
-  for (std::size_t i = 0; i < n; ++i) fastest_first[i] = order == MPI_ORDER_C ? n - 1 - i : i;
-  TypeLayout block = **old;
-  std::ptrdiff_t stride = (*old)->extent();  // bytes of one element of the current dimension
-  std::ptrdiff_t offset = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t d = fastest_first[i];
-    std::vector<int> ones(static_cast<std::size_t>(array_of_subsizes[d]), 1);
-    std::vector<std::ptrdiff_t> displacements(ones.size());
-    for (std::size_t k = 0; k < ones.size(); ++k) {
-      displacements[k] = static_cast<std::ptrdiff_t>(k) * stride;
-    }
-    const TypeLayout* inner[] = {&block};
-    std::vector<const TypeLayout*> types(ones.size(), inner[0]);
-    auto placed = TypeLayout::place(ones, displacements, types, false);
-    TW_MPI_TRY(MPI_COMM_WORLD, placed.status());
-    block = std::move(placed).value();
-    offset += array_of_starts[d] * stride;
-    stride *= array_of_sizes[d];
-  }
-  const int one[] = {1};
-  const std::ptrdiff_t at[] = {offset};
-  const TypeLayout* whole[] = {&block};
-  auto shifted = TypeLayout::place(one, at, whole, false);
-  TW_MPI_TRY(MPI_COMM_WORLD, shifted.status());
-  auto made = std::make_shared<TypeLayout>(shifted->resized(0, stride));
   std::vector<int> integers{ndims};
   integers.insert(integers.end(), array_of_sizes, array_of_sizes + n);
   integers.insert(integers.end(), array_of_subsizes, array_of_subsizes + n);
   integers.insert(integers.end(), array_of_starts, array_of_starts + n);
   integers.push_back(order);
-  made->set_constructor(constructor(MPI_COMBINER_SUBARRAY, std::move(integers), {}, {&oldtype, 1}));
-  *newtype = state().types.add(std::move(made));
-  return MPI_SUCCESS;
+  return add_array_type(__func__, array_selection(**old, array_of_sizes, picked, order),
+                        constructor(MPI_COMBINER_SUBARRAY, std::move(integers), {}, {&oldtype, 1}),
+                        newtype);
+}
+
+// Process `rank`'s part of an array distributed over a grid of `size`
+// processes (psizes[d] along dimension d, ranks in row-major order as
+// MPI_Cart_create numbers them), each dimension by block, cyclically or
+// not at all (MPI-3.1 §4.1.4).
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype* newtype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  auto bad = [&](const std::string& why) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, why});
+  };
+  if (size <= 0 || rank < 0 || rank >= size) {
+    return bad("rank " + std::to_string(rank) + " of " + std::to_string(size) + " processes");
+  }
+  if (ndims <= 0) return bad("ndims " + std::to_string(ndims) + " is not positive");
+  if (array_of_gsizes == nullptr || array_of_distribs == nullptr || array_of_dargs == nullptr ||
+      array_of_psizes == nullptr || newtype == nullptr) {
+    return bad("a null array or newtype");
+  }
+  TW_MPI_TRY(MPI_COMM_WORLD, check_order(order));
+  const auto n = static_cast<std::size_t>(ndims);
+  long long grid = 1;
+  for (std::size_t d = 0; d < n; ++d) {
+    if (array_of_gsizes[d] <= 0 || array_of_psizes[d] <= 0) {
+      return bad("dimension " + std::to_string(d) + ": global size " +
+                 std::to_string(array_of_gsizes[d]) + ", processes " +
+                 std::to_string(array_of_psizes[d]) + " (both must be positive)");
+    }
+    grid *= array_of_psizes[d];
+    if (grid > size) break;
+  }
+  if (grid != size) {
+    return bad("the process grid's sizes do not multiply to " + std::to_string(size));
+  }
+  std::vector<std::vector<int>> picked(n);
+  int rest = rank;
+  for (std::size_t i = n; i-- > 0;) {  // row-major: the last dimension varies fastest
+    const int coord = rest % array_of_psizes[i];
+    rest /= array_of_psizes[i];
+    auto indices = darray_indices(array_of_gsizes[i], array_of_distribs[i], array_of_dargs[i],
+                                  array_of_psizes[i], coord);
+    if (!indices) return bad("dimension " + std::to_string(i) + ": " + indices.status().message());
+    picked[i] = std::move(indices).value();
+  }
+  auto old = layout_of(oldtype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, old.status());
+  std::vector<int> integers{size, rank, ndims};
+  for (const int* part : {array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes}) {
+    integers.insert(integers.end(), part, part + n);
+  }
+  integers.push_back(order);
+  return add_array_type(__func__, array_selection(**old, array_of_gsizes, picked, order),
+                        constructor(MPI_COMBINER_DARRAY, std::move(integers), {}, {&oldtype, 1}),
+                        newtype);
 }
 
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,

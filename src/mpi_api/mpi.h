@@ -623,6 +623,10 @@ int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint d
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                              const int array_of_starts[], int order, MPI_Datatype oldtype,
                              MPI_Datatype* newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype* newtype);
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype* newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
@@ -638,9 +642,15 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
 #define MPI_COMBINER_HINDEXED_BLOCK 10
 #define MPI_COMBINER_STRUCT 12
 #define MPI_COMBINER_SUBARRAY 13
+#define MPI_COMBINER_DARRAY 14
 #define MPI_COMBINER_RESIZED 18
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
+/* MPI_Type_create_darray's distributions and default argument */
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
                           int* num_datatypes, int* combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
@@ -1154,6 +1164,10 @@ int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint 
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype,
                               MPI_Datatype* newtype);
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype* newtype);
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype* newtype);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);

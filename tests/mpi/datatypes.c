@@ -7,6 +7,7 @@
  * reduces. */
 #include <mpi.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -606,6 +607,111 @@ static void subarrays(void) {
   MPI_Type_free(&fblock);
 }
 
+/* MPI_Type_create_darray: each process's part of a global array, checked
+ * by packing an array whose every element holds its own index: the packed
+ * ints must be the indices the process owns, in the array's order. The
+ * owner of an index is worked out here from the definition (MPI-3.1
+ * §4.1.4) and every index must have exactly one. */
+static int owner_coord(int index, int gsize, int distrib, int darg, int procs) {
+  if (distrib == MPI_DISTRIBUTE_NONE) return 0;
+  if (distrib == MPI_DISTRIBUTE_BLOCK) {
+    const int block = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + procs - 1) / procs : darg;
+    return index / block;
+  }
+  const int block = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+  return (index / block) % procs;
+}
+
+/* A 3-D case: dims[], distribs[], dargs[], psizes[] in `order`. */
+static void darray_case(const int gsizes[3], const int distribs[3], const int dargs[3],
+                        const int psizes[3], int order) {
+  const int total = gsizes[0] * gsizes[1] * gsizes[2];
+  const int procs = psizes[0] * psizes[1] * psizes[2];
+  int* array = malloc(sizeof(int) * (size_t)total);
+  int* packed = malloc(sizeof(int) * (size_t)total);
+  int* owners = calloc((size_t)total, sizeof(int));
+  for (int i = 0; i < total; ++i) array[i] = i;
+  for (int p = 0; p < procs; ++p) {
+    MPI_Datatype part;
+    CHECK(MPI_Type_create_darray(procs, p, 3, gsizes, distribs, dargs, psizes, order, MPI_INT,
+                                 &part) == MPI_SUCCESS);
+    MPI_Type_commit(&part);
+    MPI_Aint lb = -1, extent = 0;
+    MPI_Type_get_extent(part, &lb, &extent);
+    CHECK(lb == 0 && extent == (MPI_Aint)(sizeof(int) * (size_t)total));
+    int bytes = 0, position = 0;
+    MPI_Type_size(part, &bytes);
+    CHECK(MPI_Pack(array, 1, part, packed, (int)sizeof(int) * total, &position, MPI_COMM_SELF) ==
+          MPI_SUCCESS);
+    CHECK(position == bytes);
+    /* Process p's coordinates, row-major over psizes. */
+    const int coord[3] = {p / (psizes[1] * psizes[2]), (p / psizes[2]) % psizes[1], p % psizes[2]};
+    /* The array's elements in its own order, those of p expected in turn. */
+    int k = 0, mismatches = 0;
+    for (int e = 0; e < total; ++e) {
+      int idx[3], rest = e;
+      if (order == MPI_ORDER_C) {
+        for (int d = 2; d >= 0; --d) idx[d] = rest % gsizes[d], rest /= gsizes[d];
+      } else {
+        for (int d = 0; d < 3; ++d) idx[d] = rest % gsizes[d], rest /= gsizes[d];
+      }
+      int mine = 1;
+      for (int d = 0; d < 3; ++d)
+        mine &= owner_coord(idx[d], gsizes[d], distribs[d], dargs[d], psizes[d]) == coord[d];
+      if (!mine) continue;
+      ++owners[e];
+      if (k * (int)sizeof(int) >= bytes || packed[k] != e) ++mismatches;
+      ++k;
+    }
+    CHECK(mismatches == 0);
+    CHECK(k * (int)sizeof(int) == bytes);
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    MPI_Type_get_envelope(part, &ni, &na, &nd, &combiner);
+    CHECK(combiner == MPI_COMBINER_DARRAY && ni == 4 * 3 + 4 && na == 0 && nd == 1);
+    MPI_Type_free(&part);
+  }
+  int uncovered = 0;
+  for (int e = 0; e < total; ++e) uncovered += owners[e] != 1;
+  CHECK(uncovered == 0);
+  free(owners);
+  free(packed);
+  free(array);
+}
+
+static void darrays(void) {
+  const int B = MPI_DISTRIBUTE_BLOCK, Y = MPI_DISTRIBUTE_CYCLIC, Z = MPI_DISTRIBUTE_NONE;
+  const int D = MPI_DISTRIBUTE_DFLT_DARG;
+  {
+    const int g[3] = {7, 6, 5}, dist[3] = {B, Y, Z}, args[3] = {D, 2, D}, ps[3] = {2, 3, 1};
+    darray_case(g, dist, args, ps, MPI_ORDER_C);
+    darray_case(g, dist, args, ps, MPI_ORDER_FORTRAN);
+  }
+  {
+    /* An explicit block, the default cyclic, and a process with nothing
+     * (a block of 4 over 3 processes of 9 elements: the last holds 1). */
+    const int g[3] = {9, 5, 4}, dist[3] = {B, Y, B}, args[3] = {4, D, D}, ps[3] = {3, 2, 2};
+    darray_case(g, dist, args, ps, MPI_ORDER_C);
+    const int g2[3] = {8, 3, 2}, args2[3] = {4, D, D}, ps2[3] = {3, 1, 1};
+    const int dist2[3] = {B, Z, Z};
+    darray_case(g2, dist2, args2, ps2, MPI_ORDER_FORTRAN); /* the third process: empty */
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Datatype bad;
+  const int g[2] = {8, 8}, dist[2] = {B, Z}, args[2] = {D, D}, ps[2] = {2, 2};
+  /* NONE over 2 processes, a grid of 4 for 3, a block too small to cover. */
+  CHECK(tw_class(MPI_Type_create_darray(4, 0, 2, g, dist, args, ps, MPI_ORDER_C, MPI_INT, &bad)) ==
+        MPI_ERR_ARG);
+  const int ps1[2] = {2, 1};
+  CHECK(tw_class(MPI_Type_create_darray(3, 0, 2, g, dist, args, ps1, MPI_ORDER_C, MPI_INT, &bad)) ==
+        MPI_ERR_ARG);
+  const int small[2] = {3, D};
+  CHECK(tw_class(MPI_Type_create_darray(2, 0, 2, g, dist, small, ps1, MPI_ORDER_C, MPI_INT,
+                                        &bad)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Type_create_darray(2, 2, 2, g, dist, args, ps1, MPI_ORDER_C, MPI_INT, &bad)) ==
+        MPI_ERR_ARG);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -625,6 +731,7 @@ int main(int argc, char** argv) {
   block_constructors_and_x_queries();
   type_names();
   subarrays();
+  darrays();
   int total_failed = 0;
   MPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
