@@ -360,6 +360,8 @@ Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
 // --------------------------------------------------------------- requests
 
 void Engine::release_request(Request* r) {
+  if (r->kind == RequestKind::kSchedule && r->persistent) [[unlikely]]
+    schedule_builders_.erase(r);
   requests_.remove(r->id);
   --counters_.live_requests;
   if (r->abandoned && r->local_pending > 0) [[unlikely]] {
@@ -1159,6 +1161,7 @@ Result<std::vector<int>> Engine::test_some(std::span<Request* const> requests,
 
 Status Engine::start(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "null request"};
+  if (r->kind == RequestKind::kSchedule) return restart_schedule(r);
   std::lock_guard lock(mutex_);
   if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
   if (r->active()) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};

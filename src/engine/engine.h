@@ -35,6 +35,7 @@
 #include <optional>
 #include <span>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
@@ -269,6 +270,11 @@ class Engine final : public transport::Receiver,
   // it completes with the first error of its steps.
   Status run_schedule(Schedule& schedule);
   Result<Request*> start_schedule(std::unique_ptr<Schedule> schedule);
+  // A persistent collective (MPI-4's MPI_Bcast_init and the rest): an
+  // inactive persistent request that each start() runs a fresh schedule
+  // for, written down by `build` outside the engine lock.
+  using ScheduleBuilder = std::function<Result<std::unique_ptr<Schedule>>()>;
+  Result<Request*> schedule_init(Communicator* comm, ScheduleBuilder build);
   // A generalized request (MPI_Grequest_start; generalized_request.cc):
   // running until complete_generalized, from any thread.
   Request* start_generalized();
@@ -704,6 +710,13 @@ class Engine final : public transport::Receiver,
   static void on_read_done(void* ctx, const Status& s);
   // A started schedule (start_schedule): the round it reached and the
   // sends and receives of that round still out.
+  struct ScheduleRun;
+  // start() of a persistent collective's request.
+  Status restart_schedule(Request* r);
+  // Runs `run`'s first round; queues it if it does not end there.
+  void launch(std::unique_ptr<ScheduleRun> run);
+  // The persistent collectives' builders, by request (released with it).
+  std::unordered_map<const Request*, ScheduleBuilder> schedule_builders_;
   struct ScheduleRun {
     std::unique_ptr<Schedule> schedule;
     Request* request = nullptr;

@@ -65,9 +65,52 @@ Result<Request*> Engine::start_schedule(std::unique_ptr<Schedule> schedule) {
   auto run = std::make_unique<ScheduleRun>();
   run->schedule = std::move(schedule);
   run->request = r;
+  launch(std::move(run));
+  return r;
+}
+
+void Engine::launch(std::unique_ptr<ScheduleRun> run) {
   // Its first round starts now, as a nonblocking call's operation should.
   if (!advance(*run)) schedules_.push_back(std::move(run));
+}
+
+Result<Request*> Engine::schedule_init(Communicator* comm, ScheduleBuilder build) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
+  std::lock_guard lock(mutex_);
+  Request* r = new_request(RequestKind::kSchedule);
+  r->persistent = true;  // inactive until start()
+  r->comm = comm;
+  r->collective = true;
+  r->peer = kProcNull;
+  schedule_builders_[r] = std::move(build);
   return r;
+}
+
+Status Engine::restart_schedule(Request* r) {
+  ScheduleBuilder build;
+  {
+    std::lock_guard lock(mutex_);
+    if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
+    if (r->active()) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
+    auto found = schedule_builders_.find(r);
+    if (found == schedule_builders_.end()) {
+      return {ErrorCode::kInternal, "a persistent collective without its schedule"};
+    }
+    build = found->second;
+  }
+  // Written down without the lock: the MPI layer's builder looks up
+  // datatypes and packs in-place operands, which is no engine state.
+  auto schedule = build();
+  if (!schedule) return schedule.status();
+  std::lock_guard lock(mutex_);
+  r->set_phase(RequestPhase::kRunning);
+  r->started_ms = clock_ms_.load(std::memory_order_relaxed);
+  r->status = empty_status();
+  auto run = std::make_unique<ScheduleRun>();
+  run->schedule = std::move(schedule).value();
+  run->request = r;
+  launch(std::move(run));
+  return Status::ok();
 }
 
 void Engine::advance_schedules() {

@@ -97,6 +97,34 @@ int collective(const char* function, MPI_Comm comm, std::optional<MPI_Request*> 
 }
 
 // A root within the caller's group.
+// MPI-4's persistent collectives (MPI_Bcast_init ...): `build` (which
+// holds copies of the call's arguments) writes a schedule down at every
+// MPI_Start, on one tag block taken now (every rank initializes its
+// persistent collectives in the same order), and once now, so that a bad
+// argument is reported by the call that passed it.
+template <typename Build>
+int persistent_collective(const char* function, MPI_Comm comm, MPI_Request* request, Build build) {
+  if (request == nullptr) {
+    return report(comm, function, Status(ErrorCode::kInvalidArgument, "request is NULL"));
+  }
+  auto c = comm_of(comm);
+  if (!c) return report(comm, function, c.status());
+  engine::Communicator* communicator = *c;
+  const int tag = instance_tag(comm);
+  auto make = [communicator, tag, build]() -> Result<std::unique_ptr<Schedule>> {
+    auto schedule = std::make_unique<Schedule>(communicator);
+    Status s = build(*schedule, tag);
+    schedule->close();
+    if (!s.is_ok()) return s;
+    return schedule;
+  };
+  if (auto trial = make(); !trial) return report(comm, function, trial.status());
+  auto r = E().schedule_init(communicator, std::move(make));
+  if (!r) return report(comm, function, r.status());
+  *request = E().hand_out(*r);
+  return MPI_SUCCESS;
+}
+
 Status check_group_root(const engine::Communicator* comm, int root) {
   if (root < 0 || root >= comm->size()) {
     return {ErrorCode::kInvalidRank, "root " + std::to_string(root) +
@@ -1060,6 +1088,146 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
     if (s.comm()->inter()) return inter_barrier(s, tag);
     dissemination_barrier(s, tag);
     return Status::ok();
+  });
+}
+
+// The persistent forms (MPI-4): the same builders, their arguments copied.
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [](Schedule& s, int tag) {
+    if (s.comm()->inter()) return inter_barrier(s, tag);
+    dissemination_barrier(s, tag);
+    return Status::ok();
+  });
+}
+
+int MPI_Bcast_init(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Info,
+                   MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return bcast_call(s, tag, buffer, count, type, root);
+  });
+}
+
+int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                    int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return reduce(s, tag, sendbuf, recvbuf, count, type, op, root);
+  });
+}
+
+int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return allreduce(s, tag, sendbuf, recvbuf, count, type, op);
+  });
+}
+
+int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return scan(s, tag, sendbuf, recvbuf, count, type, op, true);
+  });
+}
+
+int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return scan(s, tag, sendbuf, recvbuf, count, type, op, false);
+  });
+}
+
+int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info,
+                                  MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return reduce_scatter_block_call(s, tag, sendbuf, recvbuf, recvcount, type, op);
+  });
+}
+
+int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                            MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info,
+                            MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return reduce_scatter_call(s, tag, sendbuf, recvbuf, recvcounts, type, op);
+  });
+}
+
+int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                    MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return gather_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return gatherv_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                        root);
+  });
+}
+
+int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                     MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return scatter_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return scatterv_call(s, tag, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                         recvtype, root);
+  });
+}
+
+int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                       MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return allgather_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return allgatherv_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype);
+  });
+}
+
+int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                      MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return alltoall_call(s, tag, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                       MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return alltoallv_call(s, tag, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                          rdispls, recvtype);
+  });
+}
+
+int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
+                       MPI_Request* request) {
+  return persistent_collective(__func__, comm, request, [=](Schedule& s, int tag) {
+    return alltoallw_call(s, tag, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                          rdispls, recvtypes);
   });
 }
 

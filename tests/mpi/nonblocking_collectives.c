@@ -302,6 +302,65 @@ int main(int argc, char** argv) {
     CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   }
 
+  /* Persistent collectives (MPI-4): inactive until started, restarted
+   * with new inputs, started together, and kept until freed. */
+  {
+    int in = 0, out = -1, root_val = -1;
+    MPI_Request p[3];
+    CHECK(MPI_Allreduce_init(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                             &p[0]) == MPI_SUCCESS);
+    CHECK(MPI_Bcast_init(&root_val, 1, MPI_INT, n - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &p[1]) ==
+          MPI_SUCCESS);
+    CHECK(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &p[2]) == MPI_SUCCESS);
+    /* Not started yet: a test finds it done, with an empty status. */
+    int flag = 0;
+    MPI_Status st;
+    CHECK(MPI_Test(&p[0], &flag, &st) == MPI_SUCCESS && flag == 1 && p[0] != MPI_REQUEST_NULL);
+    CHECK(out == -1);
+    for (int round = 0; round < 5; ++round) {
+      in = rank * (round + 1);
+      if (rank == n - 1) root_val = 300 + round;
+      CHECK(MPI_Startall(3, p) == MPI_SUCCESS);
+      /* An active one cannot be started again. */
+      if (round == 0) CHECK(tw_class(MPI_Start(&p[0])) == MPI_ERR_REQUEST);
+      CHECK(MPI_Waitall(3, p, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+      CHECK(p[0] != MPI_REQUEST_NULL && p[1] != MPI_REQUEST_NULL && p[2] != MPI_REQUEST_NULL);
+      CHECK(out == (round + 1) * n * (n - 1) / 2);
+      CHECK(root_val == 300 + round);
+    }
+    /* The rooted and vector forms, once each round from a moving root. */
+    int* all = malloc(sizeof(int) * (size_t)n);
+    int* counts = malloc(sizeof(int) * (size_t)n);
+    int* displs = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; ++i) counts[i] = 1, displs[i] = n - 1 - i;
+    MPI_Request g[2];
+    int mine = -1;
+    CHECK(MPI_Gatherv_init(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD,
+                           MPI_INFO_NULL, &g[0]) == MPI_SUCCESS);
+    CHECK(MPI_Alltoall_init(a2a_out, 1, MPI_INT, a2a_in, 1, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
+                            &g[1]) == MPI_SUCCESS);
+    for (int round = 0; round < 3; ++round) {
+      mine = 10 * rank + round;
+      for (int d = 0; d < n; ++d) a2a_out[d] = 1000 * round + 10 * rank + d, a2a_in[d] = -1;
+      CHECK(MPI_Startall(2, g) == MPI_SUCCESS);
+      CHECK(MPI_Waitall(2, g, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+      ok = 1;
+      for (int s = 0; s < n; ++s) ok &= a2a_in[s] == 1000 * round + 10 * s + rank;
+      if (rank == 0)
+        for (int i = 0; i < n; ++i) ok &= all[n - 1 - i] == 10 * i + round;
+      CHECK(ok);
+    }
+    for (int i = 0; i < 3; ++i) CHECK(MPI_Request_free(&p[i]) == MPI_SUCCESS);
+    for (int i = 0; i < 2; ++i) CHECK(MPI_Request_free(&g[i]) == MPI_SUCCESS);
+    CHECK(p[0] == MPI_REQUEST_NULL && g[1] == MPI_REQUEST_NULL);
+    /* A bad argument is the init call's error, as the blocking call's. */
+    MPI_Request bad = MPI_REQUEST_NULL;
+    CHECK(tw_class(MPI_Bcast_init(&in, 1, MPI_INT, n, MPI_COMM_WORLD, MPI_INFO_NULL, &bad)) ==
+          MPI_ERR_RANK);
+    CHECK(bad == MPI_REQUEST_NULL);
+    free(all), free(counts), free(displs);
+  }
+
   free(a2a_out);
   free(a2a_in);
   free(gathered);
