@@ -485,18 +485,35 @@ Result<Blocks> same_block_for_each(std::size_t count, int each, MPI_Datatype typ
 // A neighborhood collective: its neighbours (on `tag`) and, from them,
 // its blocks (functions of the neighbour counts).
 template <typename SendBlocks, typename ReceiveBlocks>
+Status neighbor_schedule(Schedule& s, int tag, MPI_Comm comm, const void* sendbuf,
+                         const SendBlocks& send_blocks, void* recvbuf,
+                         const ReceiveBlocks& receive_blocks) {
+  auto n = neighbors_of(comm, tag);
+  if (!n) return n.status();
+  Result<Blocks> send = send_blocks(n->destinations.size());
+  if (!send) return send.status();
+  Result<Blocks> recv = receive_blocks(n->sources.size());
+  if (!recv) return recv.status();
+  neighbor_exchange(s, *n, sendbuf, *send, recvbuf, *recv);
+  return Status::ok();
+}
+
+template <typename SendBlocks, typename ReceiveBlocks>
 int neighbor_call(const char* function, MPI_Comm comm, std::optional<MPI_Request*> request,
                   const void* sendbuf, SendBlocks&& send_blocks, void* recvbuf,
                   ReceiveBlocks&& receive_blocks) {
-  return collective(function, comm, request, kNeighborTag, [&](Schedule& s, int tag) -> Status {
-    auto n = neighbors_of(comm, tag);
-    if (!n) return n.status();
-    Result<Blocks> send = send_blocks(n->destinations.size());
-    if (!send) return send.status();
-    Result<Blocks> recv = receive_blocks(n->sources.size());
-    if (!recv) return recv.status();
-    neighbor_exchange(s, *n, sendbuf, *send, recvbuf, *recv);
-    return Status::ok();
+  return collective(function, comm, request, kNeighborTag, [&](Schedule& s, int tag) {
+    return neighbor_schedule(s, tag, comm, sendbuf, send_blocks, recvbuf, receive_blocks);
+  });
+}
+
+// The persistent form (MPI-4): the block functions hold copies of the
+// call's arguments.
+template <typename SendBlocks, typename ReceiveBlocks>
+int neighbor_init(const char* function, MPI_Comm comm, MPI_Request* request, const void* sendbuf,
+                  SendBlocks send_blocks, void* recvbuf, ReceiveBlocks receive_blocks) {
+  return persistent_collective(function, comm, request, [=](Schedule& s, int tag) {
+    return neighbor_schedule(s, tag, comm, sendbuf, send_blocks, recvbuf, receive_blocks);
   });
 }
 
@@ -1229,6 +1246,68 @@ int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sd
     return alltoallw_call(s, tag, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                           rdispls, recvtypes);
   });
+}
+
+int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info, MPI_Request* request) {
+  return neighbor_init(
+      __func__, comm, request, sendbuf,
+      [=](std::size_t destinations) {
+        return same_block_for_each(destinations, sendcount, sendtype);
+      },
+      recvbuf, [=](std::size_t sources) { return even_blocks(sources, recvcount, recvtype); });
+}
+
+int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                 MPI_Request* request) {
+  return neighbor_init(
+      __func__, comm, request, sendbuf,
+      [=](std::size_t destinations) {
+        return same_block_for_each(destinations, sendcount, sendtype);
+      },
+      recvbuf,
+      [=](std::size_t sources) { return blocks_of(sources, recvcounts, displs, recvtype); });
+}
+
+int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Info, MPI_Request* request) {
+  return neighbor_init(
+      __func__, comm, request, sendbuf,
+      [=](std::size_t destinations) { return even_blocks(destinations, sendcount, sendtype); },
+      recvbuf, [=](std::size_t sources) { return even_blocks(sources, recvcount, recvtype); });
+}
+
+int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                MPI_Request* request) {
+  return neighbor_init(
+      __func__, comm, request, sendbuf,
+      [=](std::size_t destinations) {
+        return blocks_of(destinations, sendcounts, sdispls, sendtype);
+      },
+      recvbuf,
+      [=](std::size_t sources) { return blocks_of(sources, recvcounts, rdispls, recvtype); });
+}
+
+int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
+                                MPI_Request* request) {
+  return neighbor_init(
+      __func__, comm, request, sendbuf,
+      [=](std::size_t destinations) {
+        return typed_blocks(destinations, sendcounts, sdispls, sendtypes, "send");
+      },
+      recvbuf,
+      [=](std::size_t sources) {
+        return typed_blocks(sources, recvcounts, rdispls, recvtypes, "receive");
+      });
 }
 
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype type, MPI_Op op) {

@@ -266,6 +266,17 @@ int main(int argc, char** argv) {
     CHECK(MPI_Ineighbor_allgather(&rank, 1, MPI_INT, ga, 1, MPI_INT, ring, &q) == MPI_SUCCESS);
     CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     CHECK(ga[0] == below && ga[1] == above);
+    /* Persistent (MPI-4), restarted with new values. */
+    int pv = -1;
+    CHECK(MPI_Neighbor_allgather_init(&pv, 1, MPI_INT, ga, 1, MPI_INT, ring, MPI_INFO_NULL, &q) ==
+          MPI_SUCCESS);
+    for (int round = 0; round < 3; ++round) {
+      pv = 100 * round + rank;
+      CHECK(MPI_Start(&q) == MPI_SUCCESS);
+      CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      CHECK(ga[0] == 100 * round + below && ga[1] == 100 * round + above);
+    }
+    CHECK(MPI_Request_free(&q) == MPI_SUCCESS);
     MPI_Comm_free(&ring);
   }
 
