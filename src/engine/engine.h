@@ -708,8 +708,6 @@ class Engine final : public transport::Receiver,
   // Starts a one-shot request fill_request just made; it goes if it cannot.
   Result<Request*> start_made(Request* r);
   static void on_read_done(void* ctx, const Status& s);
-  // A started schedule (start_schedule): the round it reached and the
-  // sends and receives of that round still out.
   struct ScheduleRun;
   // start() of a persistent collective's request.
   Status restart_schedule(Request* r);
@@ -717,6 +715,8 @@ class Engine final : public transport::Receiver,
   void launch(std::unique_ptr<ScheduleRun> run);
   // The persistent collectives' builders, by request (released with it).
   std::unordered_map<const Request*, ScheduleBuilder> schedule_builders_;
+  // A started schedule (start_schedule): the round it reached and the
+  // sends and receives of that round still out.
   struct ScheduleRun {
     std::unique_ptr<Schedule> schedule;
     Request* request = nullptr;

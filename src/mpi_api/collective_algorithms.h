@@ -45,6 +45,8 @@ Status scatter(engine::Schedule& s, int tag, const void* sendbuf, const Blocks& 
 // A rooted operation's root argument: kInvalidRank for a value that is
 // none of MPI_ROOT, MPI_PROC_NULL or a rank of the remote group.
 Status check_inter_root(const engine::Schedule& s, int root);
+// MPI_IN_PLACE, which no intercommunicator collective takes: kInvalidArgument.
+Status not_in_place(const void* buffer);
 Status inter_barrier(engine::Schedule& s, int tag);
 Status inter_bcast(engine::Schedule& s, int tag, void* buffer, const Typed& t, int root);
 // The root gets the reduction of the other group's contributions.

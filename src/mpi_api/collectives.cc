@@ -380,6 +380,7 @@ Status reduce_scatter(Schedule& s, int tag, const void* sendbuf, void* recvbuf,
     packed.offset.push_back(static_cast<std::ptrdiff_t>(at));
     at += static_cast<std::size_t>(c) * size;
   }
+  if (s.comm()->inter()) TAGWIRE_RETURN_IF_ERROR(not_in_place(sendbuf));
   const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   auto reduced = reduce_to_root(s, tag, input, *r, 0);
   if (!reduced) return reduced.status();
@@ -649,9 +650,7 @@ Result<std::pair<const void*, Typed>> own_block(const Schedule& s, const void* s
                                                 const Blocks& recv) {
   const auto me = static_cast<std::size_t>(s.comm()->rank());
   if (sendbuf == MPI_IN_PLACE) {
-    if (s.comm()->inter()) {
-      return Status(ErrorCode::kInvalidArgument, "MPI_IN_PLACE on an intercommunicator");
-    }
+    TAGWIRE_RETURN_IF_ERROR(not_in_place(s.comm()->inter() ? sendbuf : nullptr));
     return std::pair<const void*, Typed>{static_cast<unsigned char*>(recvbuf) + recv.offset[me],
                                          recv.type[me]};
   }
@@ -701,6 +700,7 @@ Status allgatherv_call(Schedule& s, int tag, const void* sendbuf, int sendcount,
 Status alltoall_blocks(Schedule& s, int tag, const void* sendbuf, Result<Blocks> send,
                        void* recvbuf, const Result<Blocks>& recv) {
   if (!recv) return recv.status();
+  if (s.comm()->inter()) TAGWIRE_RETURN_IF_ERROR(not_in_place(sendbuf));
   if (sendbuf == MPI_IN_PLACE) {
     Blocks sent;
     const unsigned char* out = snapshot(s, recvbuf, *recv, &sent);

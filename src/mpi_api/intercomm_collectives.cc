@@ -32,6 +32,14 @@ bool leader(const engine::Schedule& s) {
 
 }  // namespace
 
+Status not_in_place(const void* buffer) {
+  if (buffer != MPI_IN_PLACE) return Status::ok();
+  return {ErrorCode::kInvalidArgument,
+          "MPI_IN_PLACE on an intercommunicator (MPI-3.1 §5.2.2: intracommunicators only)"};
+}
+
+namespace {}  // namespace
+
 Status check_inter_root(const engine::Schedule& s, int root) {
   if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < remote_size(s))) {
     return Status::ok();
@@ -93,6 +101,7 @@ Status inter_reduce(engine::Schedule& s, int tag, const void* sendbuf, void* rec
   TAGWIRE_RETURN_IF_ERROR(check_inter_root(s, root));
   const Role role = role_of(root);
   if (role == Role::kIdle) return Status::ok();
+  if (role == Role::kOther) TAGWIRE_RETURN_IF_ERROR(not_in_place(sendbuf));
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
   if (role == Role::kRoot) {
@@ -114,6 +123,7 @@ Status inter_reduce(engine::Schedule& s, int tag, const void* sendbuf, void* rec
 // broadcast the other group's in their own.
 Status inter_allreduce(engine::Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
                        MPI_Datatype type, MPI_Op op) {
+  TAGWIRE_RETURN_IF_ERROR(not_in_place(sendbuf));
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
   auto ours = reduce_to_root(s, tag, sendbuf, *r, 0);
@@ -141,6 +151,7 @@ Status inter_gatherv(engine::Schedule& s, int tag, const void* sendbuf, const Ty
     case Role::kIdle:
       break;
     case Role::kOther:
+      TAGWIRE_RETURN_IF_ERROR(not_in_place(sendbuf));
       send_typed(s, sendbuf, mine, root, tag, Group::kRemote);
       break;
   }
@@ -161,6 +172,7 @@ Status inter_scatter(engine::Schedule& s, int tag, const void* sendbuf, const Bl
     case Role::kIdle:
       break;
     case Role::kOther:
+      TAGWIRE_RETURN_IF_ERROR(not_in_place(recvbuf));
       receive_typed(s, recvbuf, mine, root, tag, Group::kRemote);
       break;
   }

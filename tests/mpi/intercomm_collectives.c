@@ -275,6 +275,11 @@ int main(int argc, char** argv) {
   /* What is refused, at every rank alike (nothing moves). */
   int x = rank, y = 0;
   CHECK(tw_class(MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_COMM);
+  CHECK(tw_class(MPI_Allreduce(MPI_IN_PLACE, &y, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Allgather(MPI_IN_PLACE, 1, MPI_INT, &y, 1, MPI_INT, inter)) == MPI_ERR_ARG);
+  int* ys = calloc((size_t)remote_size, sizeof(int));
+  CHECK(tw_class(MPI_Alltoall(MPI_IN_PLACE, 1, MPI_INT, ys, 1, MPI_INT, inter)) == MPI_ERR_ARG);
+  free(ys);
   CHECK(tw_class(MPI_Bcast(&x, 1, MPI_INT, -7, inter)) == MPI_ERR_RANK);
   CHECK(tw_class(MPI_Bcast(&x, 1, MPI_INT, remote_size, inter)) == MPI_ERR_RANK);
 
