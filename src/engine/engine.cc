@@ -1438,21 +1438,29 @@ Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key)
   auto id = agree_context_id(comm, kCollectiveTag);
   if (!id) return id.status();
   if (color == kUndefinedColor) return static_cast<Communicator*>(nullptr);
-  // Members of my color, ordered by (key, old rank).
-  std::vector<std::pair<std::int32_t, int>> members;
-  for (int r = 0; r < comm->size(); ++r) {
+  std::vector<int> world_ranks = members_of_color(comm->world_ranks(), color, [&](int r) {
+    return (*all)[static_cast<std::size_t>(r)].data();
+  });
+  const int my_rank = static_cast<int>(
+      std::find(world_ranks.begin(), world_ranks.end(), world_->rank()) - world_ranks.begin());
+  return adopt(std::make_unique<Communicator>(*id, std::move(world_ranks), my_rank));
+}
+
+std::vector<int> Engine::members_of_color(
+    const std::vector<int>& group, int color,
+    const std::function<const std::uint8_t*(int)>& color_key) {
+  std::vector<std::pair<std::int32_t, int>> members;  // (key, rank in group)
+  for (int r = 0; r < static_cast<int>(group.size()); ++r) {
     std::int32_t theirs[2];
-    std::memcpy(theirs, (*all)[static_cast<std::size_t>(r)].data(), sizeof(theirs));
+    std::memcpy(theirs, color_key(r), sizeof(theirs));
     if (theirs[0] == color) members.emplace_back(theirs[1], r);
   }
   std::sort(members.begin(), members.end());
   std::vector<int> world_ranks;
-  int my_rank = -1;
-  for (const auto& [k, r] : members) {
-    if (r == comm->rank()) my_rank = static_cast<int>(world_ranks.size());
-    world_ranks.push_back(comm->world_rank(r));
+  for (const auto& member : members) {
+    world_ranks.push_back(group[static_cast<std::size_t>(member.second)]);
   }
-  return adopt(std::make_unique<Communicator>(*id, std::move(world_ranks), my_rank));
+  return world_ranks;
 }
 
 Result<Communicator*> Engine::comm_create_group(Communicator* comm, const std::vector<int>& members,

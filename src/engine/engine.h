@@ -454,6 +454,12 @@ class Engine final : public transport::Receiver,
   // members of each color in both groups, each group ordered by (key, old
   // rank); null for MPI_UNDEFINED or a color the other group lacks.
   Result<Communicator*> intercomm_split(Communicator* inter, int color, int key);
+  // The world ranks of `group`'s members whose (color, key) (two int32s
+  // at color_key(rank in group)) has `color`, ordered by (key, rank): a
+  // split's new group.
+  static std::vector<int> members_of_color(
+      const std::vector<int>& group, int color,
+      const std::function<const std::uint8_t*(int)>& color_key);
   // Takes a new communicator into the engine's list. `agreed`: its id came
   // from agree_context_id (so the ids after it are its idup block).
   Communicator* adopt(std::unique_ptr<Communicator> comm, bool agreed = true);
@@ -708,11 +714,13 @@ class Engine final : public transport::Receiver,
   // Starts a one-shot request fill_request just made; it goes if it cannot.
   Result<Request*> start_made(Request* r);
   static void on_read_done(void* ctx, const Status& s);
-  struct ScheduleRun;
   // start() of a persistent collective's request.
   Status restart_schedule(Request* r);
-  // Runs `run`'s first round; queues it if it does not end there.
-  void launch(std::unique_ptr<ScheduleRun> run);
+  // A schedule's request, not started (start_schedule, schedule_init).
+  Request* schedule_request(Communicator* comm);
+  // Starts `schedule` as `r`'s operation: its first round now, the rest
+  // queued for progress.
+  void launch(Request* r, std::unique_ptr<Schedule> schedule);
   // The persistent collectives' builders, by request (released with it).
   std::unordered_map<const Request*, ScheduleBuilder> schedule_builders_;
   // A started schedule (start_schedule): the round it reached and the

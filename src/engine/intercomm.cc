@@ -4,8 +4,6 @@
 // that is free at every member of both groups, which is the same
 // max-of-next-free agreement as dup, run over both groups at once.
 #include <algorithm>
-#include <cstdint>
-#include <cstring>
 
 #include "engine/engine.h"
 
@@ -93,25 +91,12 @@ Result<Communicator*> Engine::intercomm_split(Communicator* inter, int color, in
   auto id = agree_context_id(&scratch, kCollectiveTag);
   if (!id) return id.status();
   if (color == kUndefinedColor) return static_cast<Communicator*>(nullptr);
-  // The members of `group` with my color, ordered by (key, rank there).
+  // Each member's (color, key), by its rank in `group`.
   const auto of_my_color = [&](const std::vector<int>& group) {
-    std::vector<std::pair<std::int32_t, int>> members;
-    for (int r = 0; r < static_cast<int>(group.size()); ++r) {
+    return members_of_color(group, color, [&](int r) {
       const int world = group[static_cast<std::size_t>(r)];
-      std::int32_t theirs[2];
-      std::memcpy(theirs, (*every)[static_cast<std::size_t>(index_of(all, world))].data(),
-                  sizeof(theirs));
-      if (theirs[0] == color) members.emplace_back(theirs[1], world);
-    }
-    // (key, rank in the group): a group's world ranks are in rank order
-    // only by chance, so sort by the rank itself.
-    std::sort(members.begin(), members.end(), [&](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      return index_of(group, a.second) < index_of(group, b.second);
+      return (*every)[static_cast<std::size_t>(index_of(all, world))].data();
     });
-    std::vector<int> worlds;
-    for (const auto& member : members) worlds.push_back(member.second);
-    return worlds;
   };
   std::vector<int> local = of_my_color(inter->world_ranks());
   std::vector<int> remote = of_my_color(inter->remote_world_ranks());

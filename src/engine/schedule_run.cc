@@ -50,38 +50,40 @@ Status Engine::run_schedule(Schedule& schedule) {
   return Status::ok();
 }
 
-Result<Request*> Engine::start_schedule(std::unique_ptr<Schedule> schedule) {
-  TAGWIRE_RETURN_IF_ERROR(check_comm(schedule->comm()));
-  std::lock_guard lock(mutex_);
+Request* Engine::schedule_request(Communicator* comm) {
   Request* r = new_request(RequestKind::kSchedule);
-  r->comm = schedule->comm();
+  r->comm = comm;
   r->collective = true;
   // Its steps have peers and fail with a dead one (depends_on); the
   // schedule itself ends with their error, so it depends on no rank.
   r->peer = kProcNull;
+  return r;
+}
+
+void Engine::launch(Request* r, std::unique_ptr<Schedule> schedule) {
   r->set_phase(RequestPhase::kRunning);
   r->started_ms = clock_ms_.load(std::memory_order_relaxed);
   r->status = empty_status();
   auto run = std::make_unique<ScheduleRun>();
   run->schedule = std::move(schedule);
   run->request = r;
-  launch(std::move(run));
-  return r;
-}
-
-void Engine::launch(std::unique_ptr<ScheduleRun> run) {
   // Its first round starts now, as a nonblocking call's operation should.
   if (!advance(*run)) schedules_.push_back(std::move(run));
+}
+
+Result<Request*> Engine::start_schedule(std::unique_ptr<Schedule> schedule) {
+  TAGWIRE_RETURN_IF_ERROR(check_comm(schedule->comm()));
+  std::lock_guard lock(mutex_);
+  Request* r = schedule_request(schedule->comm());
+  launch(r, std::move(schedule));
+  return r;
 }
 
 Result<Request*> Engine::schedule_init(Communicator* comm, ScheduleBuilder build) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   std::lock_guard lock(mutex_);
-  Request* r = new_request(RequestKind::kSchedule);
+  Request* r = schedule_request(comm);
   r->persistent = true;  // inactive until start()
-  r->comm = comm;
-  r->collective = true;
-  r->peer = kProcNull;
   schedule_builders_[r] = std::move(build);
   return r;
 }
@@ -103,13 +105,7 @@ Status Engine::restart_schedule(Request* r) {
   auto schedule = build();
   if (!schedule) return schedule.status();
   std::lock_guard lock(mutex_);
-  r->set_phase(RequestPhase::kRunning);
-  r->started_ms = clock_ms_.load(std::memory_order_relaxed);
-  r->status = empty_status();
-  auto run = std::make_unique<ScheduleRun>();
-  run->schedule = std::move(schedule).value();
-  run->request = r;
-  launch(std::move(run));
+  launch(r, std::move(schedule).value());
   return Status::ok();
 }
 

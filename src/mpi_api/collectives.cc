@@ -63,6 +63,18 @@ int instance_tag(MPI_Comm comm) {
   return kFirstInstanceTag + static_cast<int>(k) * kInstanceTags;
 }
 
+// A schedule `build(schedule, tag)` writes down, on the heap (a
+// nonblocking or persistent call's, which outlives the call).
+template <typename Build>
+Result<std::unique_ptr<Schedule>> written_down(engine::Communicator* comm, int tag,
+                                               const Build& build) {
+  auto schedule = std::make_unique<Schedule>(comm);
+  Status s = build(*schedule, tag);
+  schedule->close();
+  if (!s.is_ok()) return s;
+  return schedule;
+}
+
 // Builds a collective's schedule with `build(schedule, tag)` and runs it
 // (no `request`: the blocking call, on `blocking_tag`) or starts it and
 // hands out its request (the nonblocking call, whose request argument is
@@ -82,18 +94,12 @@ int collective(const char* function, MPI_Comm comm, std::optional<MPI_Request*> 
     if (s.is_ok()) s = E().run_schedule(schedule);
     return s.is_ok() ? MPI_SUCCESS : report(comm, function, s);
   }
-  auto schedule = std::make_unique<Schedule>(*c);
-  Status s = build(*schedule, instance_tag(comm));
-  schedule->close();
-  if (s.is_ok()) {
-    auto r = E().start_schedule(std::move(schedule));
-    if (r) {
-      **request = E().hand_out(*r);
-      return MPI_SUCCESS;
-    }
-    s = r.status();
-  }
-  return s.is_ok() ? MPI_SUCCESS : report(comm, function, s);
+  auto schedule = written_down(*c, instance_tag(comm), build);
+  if (!schedule) return report(comm, function, schedule.status());
+  auto r = E().start_schedule(std::move(schedule).value());
+  if (!r) return report(comm, function, r.status());
+  **request = E().hand_out(*r);
+  return MPI_SUCCESS;
 }
 
 // A root within the caller's group.
@@ -111,13 +117,7 @@ int persistent_collective(const char* function, MPI_Comm comm, MPI_Request* requ
   if (!c) return report(comm, function, c.status());
   engine::Communicator* communicator = *c;
   const int tag = instance_tag(comm);
-  auto make = [communicator, tag, build]() -> Result<std::unique_ptr<Schedule>> {
-    auto schedule = std::make_unique<Schedule>(communicator);
-    Status s = build(*schedule, tag);
-    schedule->close();
-    if (!s.is_ok()) return s;
-    return schedule;
-  };
+  auto make = [communicator, tag, build] { return written_down(communicator, tag, build); };
   if (auto trial = make(); !trial) return report(comm, function, trial.status());
   auto r = E().schedule_init(communicator, std::move(make));
   if (!r) return report(comm, function, r.status());

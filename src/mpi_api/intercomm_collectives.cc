@@ -38,8 +38,6 @@ Status not_in_place(const void* buffer) {
           "MPI_IN_PLACE on an intercommunicator (MPI-3.1 §5.2.2: intracommunicators only)"};
 }
 
-namespace {}  // namespace
-
 Status check_inter_root(const engine::Schedule& s, int root) {
   if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < remote_size(s))) {
     return Status::ok();
