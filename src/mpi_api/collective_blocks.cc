@@ -120,7 +120,8 @@ void send_typed(engine::Schedule& s, const void* at, const Typed& t, int peer, i
   }
 }
 
-void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag, Group group) {
+const void* receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag,
+                          Group group) {
   const auto receive = [&](void* into) {
     if (group == Group::kRemote) {
       s.receive_remote(into, t.bytes, peer, tag);
@@ -130,7 +131,7 @@ void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int 
   };
   if (t.layout == nullptr) {
     receive(at);
-    return;
+    return at;
   }
   unsigned char* packed = s.scratch(t.bytes);
   receive(packed);
@@ -138,6 +139,7 @@ void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int 
     unpack(t, packed, at);
     return Status::ok();
   });
+  return packed;
 }
 
 Status copy_typed(engine::Schedule& s, const void* from, const Typed& from_type, void* to,

@@ -74,8 +74,10 @@ const void* packed_source(engine::Schedule& s, const void* at, const Typed& t);
 enum class Group { kOwn, kRemote };
 void send_typed(engine::Schedule& s, const void* at, const Typed& t, int peer, int tag,
                 Group group = Group::kOwn);
-void receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag,
-                   Group group = Group::kOwn);
+// Returns where the packed bytes land (`at` itself, or scratch unpacked
+// into `at` at the start of the next round), for a rank that passes them on.
+const void* receive_typed(engine::Schedule& s, void* at, const Typed& t, int peer, int tag,
+                          Group group = Group::kOwn);
 // `from` into `to` when its turn comes (a rank's block to itself);
 // kTruncate, now, if it does not fit.
 Status copy_typed(engine::Schedule& s, const void* from, const Typed& from_type, void* to,

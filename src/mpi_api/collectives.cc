@@ -5,9 +5,10 @@
 // blocking call runs it to the end; the nonblocking one (MPI_Ibcast, ...)
 // starts it as a request that the engine's progress moves on, so it
 // advances in MPI_Test / MPI_Wait, in any other call that polls, and on the
-// engine's helper thread while the application computes. The algorithms
-// are the simple, correct ones (speed is not the point yet): linear
-// fan-out and fan-in through the root, all traffic on the communicator's
+// engine's helper thread while the application computes. The algorithms:
+// broadcast and reduce along a binomial tree (mpi_api/binomial_tree.h),
+// and the rest built on them or linear through a root (gather, scatter,
+// the all-to-alls pair by pair); all traffic on the communicator's
 // collective context so that no user receive can take it.
 //
 // Tags. Every rank of a communicator calls its collectives in the same
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi_api/binomial_tree.h"
 #include "mpi_api/collective_algorithms.h"
 #include "mpi_api/collective_blocks.h"
 #include "mpi_api/reduce_ops.h"
@@ -145,13 +147,20 @@ namespace tagwire::mpi {
 Status bcast(Schedule& s, int tag, void* buffer, const Typed& t, int root) {
   engine::Communicator* comm = s.comm();
   TAGWIRE_RETURN_IF_ERROR(check_group_root(comm, root));
-  if (comm->rank() != root) {
-    receive_typed(s, buffer, t, root, tag);
-    return Status::ok();
+  const BinomialTree tree = BinomialTree::of(comm->size(), comm->rank(), root);
+  // The packed bytes this rank passes on: packed once at the root; a rank
+  // inside the tree forwards what it received, packed as it came.
+  const void* packed = nullptr;
+  if (tree.parent < 0) {
+    packed = packed_source(s, buffer, t);
+  } else {
+    packed = receive_typed(s, buffer, t, tree.parent, tag);
+    if (tree.children.empty()) return Status::ok();
+    s.next_round();
   }
-  const void* packed = packed_source(s, buffer, t);  // packed once for every peer
-  for (int peer = 0; peer < comm->size(); ++peer) {
-    if (peer != root) s.send(packed, t.bytes, peer, tag);
+  // The largest subtree first: its path is the longest.
+  for (auto c = tree.children.rbegin(); c != tree.children.rend(); ++c) {
+    s.send(packed, t.bytes, *c, tag);
   }
   return Status::ok();
 }
@@ -169,33 +178,57 @@ Typed typed_of(const Reduction& r) {
   return t;
 }
 
-// Every rank's contribution `mine` reduced at the root, in rank order so
-// that the result does not depend on arrival order: the root gets the
-// packed result, in scratch, once the schedule's steps so far have run;
-// the others get null.
+// Every rank's contribution `mine` reduced at the root along the binomial
+// tree rooted at rank 0, whatever the root: each subtree holds consecutive
+// ranks, so combining a rank's operand with its children's results,
+// smallest child first, keeps rank order (a non-commutative operation's),
+// and the result does not depend on arrival order or on the root. A root
+// other than 0 gets it from rank 0: one message more than a tree rooted
+// at it, which would not keep rank order. The root gets the packed result
+// in scratch, once the schedule's steps so far have run; the others null.
 Result<unsigned char*> reduce_to_root(Schedule& s, int tag, const void* mine, const Reduction& r,
                                       int root) {
   engine::Communicator* comm = s.comm();
   const Typed t = typed_of(r);
-  if (comm->rank() != root) {
-    send_typed(s, mine, t, root, tag);
+  const int me = comm->rank();
+  const BinomialTree tree = BinomialTree::of(comm->size(), me, 0);
+  const std::size_t bytes = r.bytes;
+  unsigned char* result = nullptr;  // rank 0's: this rank's subtree reduced
+  if (tree.children.empty() && tree.parent >= 0) {
+    send_typed(s, mine, t, tree.parent, tag);  // a leaf's operand as it is
+  } else {
+    // This rank's operand, then one part per child, combined in that order.
+    const std::size_t parts = tree.children.size() + 1;
+    unsigned char* acc = s.scratch(parts * bytes);
+    TAGWIRE_RETURN_IF_ERROR(copy_typed(s, mine, t, acc, raw_bytes(bytes)));
+    for (std::size_t k = 1; k < parts; ++k) {
+      s.receive(acc + k * bytes, bytes, tree.children[k - 1], tag);
+    }
+    if (parts > 1) {
+      s.next_round();
+      s.local([=] {
+        for (std::size_t k = 1; k < parts; ++k) {
+          TAGWIRE_RETURN_IF_ERROR(combine_packed(r, acc, acc + k * bytes));
+        }
+        return Status::ok();
+      });
+    }
+    if (tree.parent >= 0) {
+      s.send(acc, bytes, tree.parent, tag);
+    } else {
+      result = acc;
+    }
+  }
+  if (root == 0) return result;
+  if (me == 0) {
+    s.send(result, bytes, root, tag);
     return nullptr;
   }
-  // Every contribution is received first, then combined.
-  const int n = comm->size();
-  const std::size_t bytes = r.bytes;
-  unsigned char* parts = s.scratch(static_cast<std::size_t>(n) * bytes);
-  const auto part = [parts, bytes](int k) { return parts + static_cast<std::size_t>(k) * bytes; };
-  TAGWIRE_RETURN_IF_ERROR(copy_typed(s, mine, t, part(root), raw_bytes(bytes)));
-  for (int peer = 0; peer < n; ++peer) {
-    if (peer != root) s.receive(part(peer), bytes, peer, tag);
-  }
+  if (me != root) return nullptr;
+  unsigned char* relayed = s.scratch(bytes);
+  s.receive(relayed, bytes, 0, tag);
   s.next_round();
-  s.local([=] {
-    for (int k = 1; k < n; ++k) TAGWIRE_RETURN_IF_ERROR(combine_packed(r, part(0), part(k)));
-    return Status::ok();
-  });
-  return part(0);
+  return relayed;
 }
 
 // The packed `result` into `buffer` when its turn comes.
@@ -232,11 +265,10 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   auto result = reduce_to_root(s, tag, mine, *r, 0);
   if (!result) return result.status();
   s.next_round();
-  if (*result == nullptr) {
-    receive_typed(s, recvbuf, typed_of(*r), 0, tag);
-    return Status::ok();
-  }
-  for (int peer = 1; peer < s.comm()->size(); ++peer) s.send(*result, r->bytes, peer, tag);
+  // Back down the same tree: rank 0 sends the packed result, every other
+  // rank receives it into recvbuf (unpacked there, if its layout asks).
+  if (*result == nullptr) return bcast(s, tag, recvbuf, typed_of(*r), 0);
+  TAGWIRE_RETURN_IF_ERROR(bcast(s, tag, *result, raw_bytes(r->bytes), 0));
   return unpack_step(s, *r, *result, recvbuf);
 }
 

@@ -43,14 +43,23 @@ static int sums_ok(const int* buf, int ranks) {
   return ok;
 }
 
-/* A non-commutative user operation on strided ints: inout = in * 10 +
- * inout (digit concatenation shows the order), walking by the extent. */
+/* A non-commutative user operation on strided ints: inout = in's digits
+ * followed by inout's (decimal concatenation shows the order), walking by
+ * the extent. It is associative, as MPI-3.1 5.9.5 requires of every
+ * operation (the reductions combine along a tree); "in * 10 + inout",
+ * which is not, only worked while they combined one rank after another. */
+static int concat(int a, int b) {
+  int shift = 10;
+  while (shift <= b) shift *= 10;
+  return a * shift + b;
+}
+
 static void concat_fn(void* in, void* inout, int* len, MPI_Datatype* type) {
   MPI_Aint lb, extent;
   MPI_Type_get_extent(*type, &lb, &extent);
   const int stride = (int)(extent / (MPI_Aint)sizeof(int));
   for (int i = 0; i < *len; ++i) {
-    ((int*)inout)[i * stride] = ((int*)in)[i * stride] * 10 + ((int*)inout)[i * stride];
+    ((int*)inout)[i * stride] = concat(((int*)in)[i * stride], ((int*)inout)[i * stride]);
   }
 }
 
@@ -94,20 +103,25 @@ static void collectives(MPI_Datatype strided) {
   free(whole);
 
   /* A user operation that does not commute: rank order, digit by digit. */
-  MPI_Op concat;
-  MPI_Op_create(concat_fn, 0, &concat);
+  MPI_Op concat_op;
+  MPI_Op_create(concat_fn, 0, &concat_op);
   int digits[2 * kCount];
   for (int k = 0; k < kCount; ++k) digits[2 * k] = rank + 1, digits[2 * k + 1] = kGap;
-  fill(recv, -1);
-  CHECK(MPI_Reduce(digits, recv, kCount, strided, concat, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
-  if (rank == 0) {
-    int expect = 0;
-    for (int r = 0; r < size; ++r) expect = expect * 10 + r + 1;
-    int ok = 1;
-    for (int k = 0; k < kCount; ++k) ok &= recv[2 * k] == expect && recv[2 * k + 1] == kGap;
-    CHECK(ok);
+  /* Rank order whatever the root: 0, and the last rank (which the
+   * reduction reaches through rank 0). */
+  for (int at = 0; at < 2; ++at) {
+    const int to = at == 0 ? 0 : size - 1;
+    fill(recv, -1);
+    CHECK(MPI_Reduce(digits, recv, kCount, strided, concat_op, to, MPI_COMM_WORLD) == MPI_SUCCESS);
+    if (rank == to) {
+      int expect = 0;
+      for (int r = 0; r < size; ++r) expect = expect * 10 + r + 1;
+      int ok = 1;
+      for (int k = 0; k < kCount; ++k) ok &= recv[2 * k] == expect && recv[2 * k + 1] == kGap;
+      CHECK(ok);
+    }
   }
-  MPI_Op_free(&concat);
+  MPI_Op_free(&concat_op);
 
   /* MINLOC over a derived type of pairs: two MPI_DOUBLE_INT per element. */
   struct {

@@ -1,0 +1,108 @@
+// The rooted collectives' tree (mpi_api/binomial_tree.h): for every group
+// size and root, a tree that reaches everyone once, within ceil(log2 n) hops,
+// whose subtrees under rank 0 are runs of consecutive ranks (what keeps a
+// reduction in rank order).
+#include "mpi_api/binomial_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace tagwire::mpi {
+namespace {
+
+int ceil_log2(int n) {
+  int d = 0;
+  while ((1 << d) < n) ++d;
+  return d;
+}
+
+TEST(BinomialTree, EveryRankHasOneParentAndIsItsChild) {
+  for (int n = 1; n <= 70; ++n) {
+    for (int root = 0; root < n; ++root) {
+      std::vector<int> heard(static_cast<std::size_t>(n), 0);
+      for (int rank = 0; rank < n; ++rank) {
+        const BinomialTree t = BinomialTree::of(n, rank, root);
+        ASSERT_EQ(t.parent < 0, rank == root) << "n " << n << " root " << root << " rank " << rank;
+        for (int c : t.children) {
+          ASSERT_GE(c, 0);
+          ASSERT_LT(c, n);
+          ++heard[static_cast<std::size_t>(c)];
+          EXPECT_EQ(BinomialTree::of(n, c, root).parent, rank) << "n " << n << " child " << c;
+        }
+      }
+      for (int rank = 0; rank < n; ++rank) {
+        EXPECT_EQ(heard[static_cast<std::size_t>(rank)], rank == root ? 0 : 1)
+            << "n " << n << " root " << root << " rank " << rank;
+      }
+    }
+  }
+}
+
+// A rank's distance from the root in hops: at most ceil(log2 n) (a linear
+// fan-out would be 1 hop but n - 1 sends from the root, a chain n - 1 hops).
+TEST(BinomialTree, NoRankIsMoreThanCeilLog2HopsAway) {
+  for (int n = 1; n <= 130; ++n) {
+    for (int root : {0, n / 2, n - 1}) {
+      int deepest = 0;
+      for (int rank = 0; rank < n; ++rank) {
+        int depth = 0;
+        for (int at = rank; at != root; at = BinomialTree::of(n, at, root).parent) {
+          ASSERT_LE(++depth, n) << "a cycle at n " << n;
+        }
+        deepest = std::max(deepest, depth);
+      }
+      EXPECT_LE(deepest, ceil_log2(n)) << "n " << n << " root " << root;
+      EXPECT_GE(deepest, ceil_log2(n) - 1) << "n " << n << " root " << root;
+    }
+  }
+}
+
+// A broadcast's length in sends: each rank sends to its children one after
+// another, the largest subtree first (as collectives.cc does); the last
+// rank hears after ceil(log2 n) send times. A star from the root (n - 1)
+// or a chain (n - 1) fails this.
+int last_heard(int n, int root, int rank, int at) {
+  const BinomialTree t = BinomialTree::of(n, rank, root);
+  int last = at;
+  int when = at;
+  for (auto c = t.children.rbegin(); c != t.children.rend(); ++c) {
+    last = std::max(last, last_heard(n, root, *c, ++when));
+  }
+  return last;
+}
+
+TEST(BinomialTree, BroadcastTakesCeilLog2SendTimes) {
+  for (int n = 1; n <= 130; ++n) {
+    for (int root : {0, 1 % n, n - 1}) {
+      EXPECT_EQ(last_heard(n, root, root, 0), ceil_log2(n)) << "n " << n << " root " << root;
+    }
+  }
+}
+
+// Under rank 0, the subtree of a rank v is v .. v + size - 1, and its
+// children's subtrees follow v one after another, smallest first: so
+// "own operand, then each child's result in order" is rank order.
+int subtree_end(int n, int v) {  // one past the last rank under v
+  int end = v + 1;
+  for (int c : BinomialTree::of(n, v, 0).children) {
+    EXPECT_EQ(c, end) << "n " << n << ": a child of " << v << " does not follow its elder";
+    end = subtree_end(n, c);
+  }
+  return end;
+}
+
+TEST(BinomialTree, SubtreesUnderRankZeroAreConsecutiveRanks) {
+  for (int n = 1; n <= 130; ++n) EXPECT_EQ(subtree_end(n, 0), n) << "n " << n;
+}
+
+TEST(BinomialTree, RootsChildrenArePowersOfTwoAway) {
+  const BinomialTree t = BinomialTree::of(11, 3, 3);
+  EXPECT_EQ(t.children, (std::vector<int>{4, 5, 7, 0}));  // 3 + 1, 2, 4, 8 (mod 11)
+  EXPECT_EQ(BinomialTree::of(11, 10, 3).parent, 9);       // v 7: parent v 6, rank 9
+  EXPECT_EQ(BinomialTree::of(11, 1, 3).parent, 0);        // v 9: parent v 8, rank 0
+}
+
+}  // namespace
+}  // namespace tagwire::mpi
