@@ -491,6 +491,10 @@ def main():
     ap.add_argument("--flood", type=int, default=0,
                     help="also run bench/mpi/flood: this many 8-byte messages to a receiver "
                     "that sleeps 5 s (its peak memory and the time)")
+    ap.add_argument("--collectives", type=int, default=0,
+                    help="also time bench/mpi/coll_latency (bcast, reduce, allreduce; 8 B and "
+                    "64 KiB) with this many ranks: Tagwire's chosen shape and its binomial tree "
+                    "beside Open MPI and MPICH")
     ap.add_argument("--cancel", action="store_true",
                     help="also time Cancel + Wait of an unmatched eager send (bench/cancel_bench)")
     a = ap.parse_args()
@@ -553,6 +557,8 @@ def main():
         extra += crowd_rows(a)
     if a.flood:
         extra += flood_rows(a, transports)
+    if a.collectives:
+        extra += collective_rows(a)
     table = write_table(results, transports, tests, names, a.reps, extra,
                         os.path.join(a.out, "results.md"))
     with open(os.path.join(a.out, "results.json"), "w") as f:
@@ -593,6 +599,64 @@ def crowd_rows(a):
     return [f"| shm | all-to-all, {a.crowd} ranks, wildcards (s) | {fmt(tw)} ±{spread:.0%} | "
             f"{fmt(summary(peer)[0]) + ' (openmpi-vader)' if peer else '-'} | {ratio} | "
             f"tagwire-ucx {fmt(summary(ucx)[0]) if ucx else '-'} | - |"]
+
+
+def collective_rows(a):
+    """bench/mpi/coll_latency with a.collectives ranks on this machine's shared
+    memory: Tagwire as TAGWIRE_COLLECTIVES=auto chooses (flat through the
+    root when the ranks outnumber the cores) and forced to the binomial tree,
+    Open MPI (vader) and MPICH, interleaved. A row per operation and size,
+    microseconds per call."""
+    src = os.path.join(ROOT, "bench", "mpi", "coll_latency.c")
+    n = str(a.collectives)
+    run = [os.path.join(a.build, "tools", "tagwire-run"), "-n", n]
+    ours = os.path.join(a.build, "bench", "coll_latency")
+    cols = [("tagwire", run + [ours], tagwire_env("shm")),
+            ("tagwire-tree", run + [ours], dict(tagwire_env("shm"), TAGWIRE_COLLECTIVES="tree"))]
+    peers = a.peers.split()
+    if "openmpi" in peers:
+        ompi = build_with("mpicc.openmpi", src, os.path.join(a.out, "coll_latency.openmpi"))
+        cols.append(("openmpi-vader", ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe",
+                                       "-np", n, "--mca", "pml", "ob1", "--mca", "btl",
+                                       "self,vader", ompi], {}))
+    if "mpich" in peers:
+        mpich = build_with("mpicc.mpich", src, os.path.join(a.out, "coll_latency.mpich"))
+        genv = [x for k, v in ucx_env("shm").items() for x in ("-genv", k, v)]
+        cols.append(("mpich", ["mpirun.mpich", "-np", n] + genv + [mpich], {}))
+    got = {}  # (op, bytes) -> name -> [us]
+    for rep in range(a.reps):
+        for name, argv, env in cols:
+            try:
+                out = run_job(argv + ["1000"], dict(os.environ, **env), a.timeout)
+            except subprocess.TimeoutExpired:
+                if name.startswith("tagwire"):
+                    raise
+                FAILURES.append(f"{name} coll_latency, rep {rep + 1}: timed out")
+                continue
+            if out.returncode != 0:
+                if name.startswith("tagwire"):
+                    raise RuntimeError(f"{name}: coll_latency failed:\n{out.stderr[-2000:]}")
+                FAILURES.append(f"{name} coll_latency, rep {rep + 1}: exit {out.returncode}")
+                continue
+            for line in out.stdout.splitlines():
+                f = line.split()
+                if len(f) == 3 and f[0] in ("bcast", "reduce", "allreduce"):
+                    got.setdefault((f[0], int(f[1])), {}).setdefault(name, []).append(float(f[2]))
+            log(f"    collectives {name:15s} done")
+    rows = []
+    for (op, size), by in sorted(got.items()):
+        tw = by.get("tagwire")
+        if not tw:
+            continue
+        med, spread = summary(tw)
+        others = [(summary(v)[0], k) for k, v in by.items() if k not in ("tagwire", "tagwire-tree")]
+        best = min(others) if others else None
+        tree = by.get("tagwire-tree")
+        column = "; ".join(f"{fmt(v)} ({k})" for v, k in sorted(others)) or "-"
+        rows.append(f"| shm | {op} {size} B, {n} ranks (us) | {fmt(med)} ±{spread:.0%} | "
+                    f"{column} | {f'{med / best[0]:.2f}' if best else '-'} | "
+                    f"tree {fmt(summary(tree)[0]) if tree else '-'} | - |")
+    return rows
 
 
 def flood_rows(a, transports):

@@ -235,6 +235,11 @@ Status Engine::start_up() {
   set_waiting_policy(oversubscribed ? WaitingPolicy::kYield
                      : crowded      ? WaitingPolicy::kShareCore
                                     : WaitingPolicy::kSpin);
+  // A tree's every hop waits for its rank to be scheduled when ranks
+  // outnumber cores: there the root's one pass is faster (8 ranks on 2
+  // cores, 8-byte reduce: 2.5x; docs/measurements.md).
+  flat_collectives_ = config_.collective_shape == CollectiveShape::kFlat ||
+                      (config_.collective_shape == CollectiveShape::kAuto && oversubscribed);
   TW_INFO("engine", "rank " << rank << " of " << size << " up over " << transport_->name()
                             << " (bootstrap " << bootstrap_->kind() << ", eager threshold "
                             << config_.eager_threshold << " B, " << send_cancel_->name()
@@ -242,7 +247,7 @@ Status Engine::start_up() {
                             << (oversubscribed ? "yields at once when idle"
                                 : crowded      ? "yields when idle"
                                                : "spins when idle")
-                            << ")");
+                            << ", " << (flat_collectives_ ? "flat" : "tree") << " collectives)");
   const HelperMode helper = config_.progress_thread ? HelperMode::kProgress
                             : config_.cancel_agent  ? HelperMode::kAgent
                                                     : HelperMode::kNone;

@@ -129,6 +129,9 @@ class Engine final : public transport::Receiver,
   const Config& config() const { return config_; }
   // The send-cancel layer decides cancels alone with the slot descriptors.
   bool cancels_one_sided() const { return one_sided_; }
+  // Whether the rooted collectives go flat through the root rather than
+  // along a tree (Config::collective_shape, resolved at start-up).
+  bool flat_collectives() const { return flat_collectives_; }
   std::string_view transport_name() const { return transport_->name(); }
   const transport::Capabilities& transport_capabilities() const { return caps_; }
   bool transport_connects_on_first_use() const { return transport_->connects_on_first_use(); }
@@ -748,7 +751,8 @@ class Engine final : public transport::Receiver,
 
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
-  bool one_host_ = false;         // every rank runs on this host
+  bool one_host_ = false;  // every rank runs on this host
+  bool flat_collectives_ = false;
   transport::Capabilities caps_;  // what the transport's entry declares
   // Released requests whose transport operations never came back (their
   // peer died: Request::abandoned). Declared before transport_ so that

@@ -19,6 +19,14 @@ Result<std::size_t> parse_threshold(std::string_view name, std::string_view text
   return size;
 }
 
+constexpr EnumName<CollectiveShape> kShapeNames[] = {{"auto", CollectiveShape::kAuto},
+                                                     {"tree", CollectiveShape::kTree},
+                                                     {"flat", CollectiveShape::kFlat}};
+
+Result<CollectiveShape> parse_shape(std::string_view name, std::string_view text) {
+  return parse_enum(name, text, kShapeNames);
+}
+
 Result<log::Level> parse_level(std::string_view name, std::string_view text) {
   return parse_enum(name, text, kLevelNames);
 }
@@ -51,12 +59,18 @@ constexpr SettingInfo kUnexpectedLimit{
     "bytes of unexpected messages a helper thread takes in while the application is away; "
     "beyond it senders wait",
     "8M", check_with<parse_size>};
+constexpr SettingInfo kCollectives{
+    "TAGWIRE_COLLECTIVES",
+    "rooted collectives' shape: auto (flat with more ranks than cores on one host, else a "
+    "binomial tree) tree flat",
+    "auto", check_with<parse_shape>};
 // (TAGWIRE_PEER_TIMEOUT was here, documented and checked but read by no
 // code: removed, so that setting it fails MPI_Init instead of doing
 // nothing. Dead peers are the launcher's notice or the transport's
 // finding: docs/using-tagwire.md.)
 constexpr const SettingInfo* kTable[] = {&kEagerThreshold, &kLogLevel,    &kTransport,
-                                         &kProgressThread, &kCancelAgent, &kUnexpectedLimit};
+                                         &kProgressThread, &kCancelAgent, &kUnexpectedLimit,
+                                         &kCollectives};
 
 }  // namespace
 
@@ -73,6 +87,7 @@ Result<Config> Config::read(Settings settings) {
   TAGWIRE_RETURN_IF_ERROR(settings.read(kProgressThread, parse_bool, &c.progress_thread));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kCancelAgent, parse_bool, &c.cancel_agent));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kUnexpectedLimit, parse_size, &c.unexpected_limit));
+  TAGWIRE_RETURN_IF_ERROR(settings.read(kCollectives, parse_shape, &c.collective_shape));
   c.settings = std::move(settings);
   return c;
 }

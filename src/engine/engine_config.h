@@ -16,6 +16,13 @@
 
 namespace tagwire::engine {
 
+// The shape of the rooted collectives' traffic (broadcast, reduce and
+// what builds on them): a binomial tree, ceil(log2 n) steps, or flat, the
+// root sending to or hearing from every rank itself. Flat wins when the
+// ranks outnumber the cores: each hop of a tree then waits for its rank to
+// be scheduled (docs/measurements.md).
+enum class CollectiveShape { kAuto, kTree, kFlat };
+
 struct Config {
   // Largest message sent eagerly; larger ones use rendezvous. Unless set
   // (TAGWIRE_EAGER_THRESHOLD), the engine takes the one its transport
@@ -39,6 +46,9 @@ struct Config {
   // verbs credits, TCP's window) then makes the sender wait. The
   // application's own calls take what they need.
   std::size_t unexpected_limit = std::size_t{8} << 20;
+  // TAGWIRE_COLLECTIVES: auto is flat on one host with more ranks than
+  // cores, a tree otherwise.
+  CollectiveShape collective_shape = CollectiveShape::kAuto;
   // Every TAGWIRE_* variable set, checked: the layers above and below read
   // their own from it.
   Settings settings;

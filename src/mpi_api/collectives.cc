@@ -6,7 +6,8 @@
 // starts it as a request that the engine's progress moves on, so it
 // advances in MPI_Test / MPI_Wait, in any other call that polls, and on the
 // engine's helper thread while the application computes. The algorithms:
-// broadcast and reduce along a binomial tree (mpi_api/binomial_tree.h),
+// broadcast and reduce along a binomial tree (mpi_api/rooted_tree.h; flat
+// through the root where ranks outnumber cores, Engine::flat_collectives),
 // and the rest built on them or linear through a root (gather, scatter,
 // the all-to-alls pair by pair); all traffic on the communicator's
 // collective context so that no user receive can take it.
@@ -23,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "mpi_api/binomial_tree.h"
 #include "mpi_api/collective_algorithms.h"
 #include "mpi_api/collective_blocks.h"
 #include "mpi_api/reduce_ops.h"
 #include "mpi_api/reduction.h"
+#include "mpi_api/rooted_tree.h"
 #include "mpi_api/state.h"
 
 using namespace tagwire;
@@ -136,6 +137,12 @@ Status check_group_root(const engine::Communicator* comm, int root) {
   return Status::ok();
 }
 
+// The rooted collectives' tree for this job: binomial, or flat where the
+// engine says ranks outnumber cores.
+RootedTree shaped_tree(const engine::Communicator* comm, int rank, int root) {
+  return RootedTree::of(comm->size(), rank, root, E().flat_collectives());
+}
+
 Status check_root(const Schedule& s, int root) {
   return s.comm()->inter() ? check_inter_root(s, root) : check_group_root(s.comm(), root);
 }
@@ -147,7 +154,7 @@ namespace tagwire::mpi {
 Status bcast(Schedule& s, int tag, void* buffer, const Typed& t, int root) {
   engine::Communicator* comm = s.comm();
   TAGWIRE_RETURN_IF_ERROR(check_group_root(comm, root));
-  const BinomialTree tree = BinomialTree::of(comm->size(), comm->rank(), root);
+  const RootedTree tree = shaped_tree(comm, comm->rank(), root);
   // The packed bytes this rank passes on: packed once at the root; a rank
   // inside the tree forwards what it received, packed as it came.
   const void* packed = nullptr;
@@ -178,8 +185,8 @@ Typed typed_of(const Reduction& r) {
   return t;
 }
 
-// Every rank's contribution `mine` reduced at the root along the binomial
-// tree rooted at rank 0, whatever the root: each subtree holds consecutive
+// Every rank's contribution `mine` reduced at the root along the tree
+// (binomial or flat) rooted at rank 0, whatever the root: each subtree holds consecutive
 // ranks, so combining a rank's operand with its children's results,
 // smallest child first, keeps rank order (a non-commutative operation's),
 // and the result does not depend on arrival order or on the root. A root
@@ -191,7 +198,7 @@ Result<unsigned char*> reduce_to_root(Schedule& s, int tag, const void* mine, co
   engine::Communicator* comm = s.comm();
   const Typed t = typed_of(r);
   const int me = comm->rank();
-  const BinomialTree tree = BinomialTree::of(comm->size(), me, 0);
+  const RootedTree tree = shaped_tree(comm, me, 0);
   const std::size_t bytes = r.bytes;
   unsigned char* result = nullptr;  // rank 0's: this rank's subtree reduced
   if (tree.children.empty() && tree.parent >= 0) {

@@ -39,6 +39,7 @@ TEST(EngineConfig, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(config->transport, "auto");
   EXPECT_FALSE(config->progress_thread);
   EXPECT_TRUE(config->cancel_agent);
+  EXPECT_EQ(config->collective_shape, engine::CollectiveShape::kAuto);
   EXPECT_EQ(*cancel::read_cancel_mode(config->settings), cancel::CancelMode::kAgent);
 }
 
@@ -48,6 +49,7 @@ TEST(EngineConfig, ReadsItsOwnAndKeepsTheOthersForTheirLayers) {
                                         {"TAGWIRE_TRANSPORT", "UCX"},
                                         {"TAGWIRE_PROGRESS_THREAD", "yes"},
                                         {"TAGWIRE_CANCEL_AGENT", "no"},
+                                        {"TAGWIRE_COLLECTIVES", "Tree"},
                                         {"TAGWIRE_CANCEL_MODE", "onesided"}},
                                        cancel_table());
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
@@ -57,8 +59,16 @@ TEST(EngineConfig, ReadsItsOwnAndKeepsTheOthersForTheirLayers) {
   EXPECT_EQ(config->transport, "ucx");
   EXPECT_TRUE(config->progress_thread);
   EXPECT_FALSE(config->cancel_agent);
+  EXPECT_EQ(config->collective_shape, engine::CollectiveShape::kTree);
   EXPECT_EQ(*cancel::read_cancel_mode(config->settings), cancel::CancelMode::kOneSided);
-  EXPECT_EQ(config->settings.variables().size(), 6u);
+  EXPECT_EQ(config->settings.variables().size(), 7u);
+  auto flat = Config::from_variables({{"TAGWIRE_COLLECTIVES", "flat"}}, cancel_table());
+  ASSERT_TRUE(flat.is_ok()) << flat.status().to_string();
+  EXPECT_EQ(flat->collective_shape, engine::CollectiveShape::kFlat);
+  auto bad = Config::from_variables({{"TAGWIRE_COLLECTIVES", "ring"}}, cancel_table());
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().to_string().find("TAGWIRE_COLLECTIVES"), std::string::npos)
+      << bad.status().to_string();
 }
 
 // MPI_T's control variables show Settings::text(): the variable, or the
