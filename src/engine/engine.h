@@ -751,9 +751,9 @@ class Engine final : public transport::Receiver,
 
   Config config_;
   std::unique_ptr<Bootstrap> bootstrap_;
-  bool one_host_ = false;  // every rank runs on this host
-  bool flat_collectives_ = false;
-  transport::Capabilities caps_;  // what the transport's entry declares
+  bool one_host_ = false;          // every rank runs on this host
+  bool flat_collectives_ = false;  // flat_collectives()
+  transport::Capabilities caps_;   // what the transport's entry declares
   // Released requests whose transport operations never came back (their
   // peer died: Request::abandoned). Declared before transport_ so that
   // they outlive it: its teardown may still complete those operations.

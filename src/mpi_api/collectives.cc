@@ -185,31 +185,41 @@ Typed typed_of(const Reduction& r) {
   return t;
 }
 
-// Every rank's contribution `mine` reduced at the root along the tree
-// (binomial or flat) rooted at rank 0, whatever the root: each subtree holds consecutive
-// ranks, so combining a rank's operand with its children's results,
-// smallest child first, keeps rank order (a non-commutative operation's),
-// and the result does not depend on arrival order or on the root. A root
-// other than 0 gets it from rank 0: one message more than a tree rooted
-// at it, which would not keep rank order. The root gets the packed result
+// Every rank's contribution `mine` reduced at the root, in rank order (a
+// non-commutative operation's; the result does not depend on arrival
+// order). Each rank combines its own operand and its children's results
+// in the order of their ranks: on the flat shape the root's children are
+// every other rank; the binomial tree is rooted at rank 0, whatever the
+// root, since there each subtree holds consecutive ranks, and a root other
+// than 0 gets the result from rank 0 (one message more than a tree rooted
+// at it, which would not keep rank order). The root gets the packed result
 // in scratch, once the schedule's steps so far have run; the others null.
 Result<unsigned char*> reduce_to_root(Schedule& s, int tag, const void* mine, const Reduction& r,
                                       int root) {
   engine::Communicator* comm = s.comm();
   const Typed t = typed_of(r);
   const int me = comm->rank();
-  const RootedTree tree = shaped_tree(comm, me, 0);
+  const bool flat = E().flat_collectives();
+  const int top = flat ? root : 0;  // where this tree ends
+  const RootedTree tree = RootedTree::of(comm->size(), me, top, flat);
   const std::size_t bytes = r.bytes;
-  unsigned char* result = nullptr;  // rank 0's: this rank's subtree reduced
+  unsigned char* result = nullptr;  // at `top`: every operand reduced
   if (tree.children.empty() && tree.parent >= 0) {
     send_typed(s, mine, t, tree.parent, tag);  // a leaf's operand as it is
   } else {
-    // This rank's operand, then one part per child, combined in that order.
-    const std::size_t parts = tree.children.size() + 1;
+    // One part per operand, this rank's and its children's, by rank.
+    std::vector<int> ranks = tree.children;
+    ranks.push_back(me);
+    std::sort(ranks.begin(), ranks.end());
+    const std::size_t parts = ranks.size();
     unsigned char* acc = s.scratch(parts * bytes);
-    TAGWIRE_RETURN_IF_ERROR(copy_typed(s, mine, t, acc, raw_bytes(bytes)));
-    for (std::size_t k = 1; k < parts; ++k) {
-      s.receive(acc + k * bytes, bytes, tree.children[k - 1], tag);
+    for (std::size_t k = 0; k < parts; ++k) {
+      unsigned char* part = acc + k * bytes;
+      if (ranks[k] == me) {
+        TAGWIRE_RETURN_IF_ERROR(copy_typed(s, mine, t, part, raw_bytes(bytes)));
+      } else {
+        s.receive(part, bytes, ranks[k], tag);
+      }
     }
     if (parts > 1) {
       s.next_round();
@@ -226,14 +236,14 @@ Result<unsigned char*> reduce_to_root(Schedule& s, int tag, const void* mine, co
       result = acc;
     }
   }
-  if (root == 0) return result;
-  if (me == 0) {
+  if (top == root) return result;
+  if (me == top) {
     s.send(result, bytes, root, tag);
     return nullptr;
   }
   if (me != root) return nullptr;
   unsigned char* relayed = s.scratch(bytes);
-  s.receive(relayed, bytes, 0, tag);
+  s.receive(relayed, bytes, top, tag);
   s.next_round();
   return relayed;
 }
