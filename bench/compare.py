@@ -623,25 +623,21 @@ def collective_rows(a):
         mpich = build_with("mpicc.mpich", src, os.path.join(a.out, "coll_latency.mpich"))
         genv = [x for k, v in ucx_env("shm").items() for x in ("-genv", k, v)]
         cols.append(("mpich", ["mpirun.mpich", "-np", n] + genv + [mpich], {}))
+    ops = ("bcast", "reduce", "allreduce")
+
+    def points(f):  # "op bytes us" triples among the output's fields
+        return [(f[i], int(f[i + 1]), float(f[i + 2])) for i in range(len(f) - 2)
+                if f[i] in ops and f[i + 1].isdigit()]
+
     got = {}  # (op, bytes) -> name -> [us]
     for rep in range(a.reps):
         for name, argv, env in cols:
-            try:
-                out = run_job(argv + ["1000"], dict(os.environ, **env), a.timeout)
-            except subprocess.TimeoutExpired:
-                if name.startswith("tagwire"):
-                    raise
-                FAILURES.append(f"{name} coll_latency, rep {rep + 1}: timed out")
+            f = run_extra(name, "coll_latency", rep, argv + ["1000"], env, a.timeout,
+                          lambda f: len(points(f)) == 6)
+            if f is None:
                 continue
-            if out.returncode != 0:
-                if name.startswith("tagwire"):
-                    raise RuntimeError(f"{name}: coll_latency failed:\n{out.stderr[-2000:]}")
-                FAILURES.append(f"{name} coll_latency, rep {rep + 1}: exit {out.returncode}")
-                continue
-            for line in out.stdout.splitlines():
-                f = line.split()
-                if len(f) == 3 and f[0] in ("bcast", "reduce", "allreduce"):
-                    got.setdefault((f[0], int(f[1])), {}).setdefault(name, []).append(float(f[2]))
+            for op, size, us in points(f):
+                got.setdefault((op, size), {}).setdefault(name, []).append(us)
             log(f"    collectives {name:15s} done")
     rows = []
     for (op, size), by in sorted(got.items()):
