@@ -137,12 +137,6 @@ Status check_group_root(const engine::Communicator* comm, int root) {
   return Status::ok();
 }
 
-// The rooted collectives' tree for this job: binomial, or flat where the
-// engine says ranks outnumber cores.
-RootedTree shaped_tree(const engine::Communicator* comm, int rank, int root) {
-  return RootedTree::of(comm->size(), rank, root, E().flat_collectives());
-}
-
 Status check_root(const Schedule& s, int root) {
   return s.comm()->inter() ? check_inter_root(s, root) : check_group_root(s.comm(), root);
 }
@@ -154,7 +148,7 @@ namespace tagwire::mpi {
 Status bcast(Schedule& s, int tag, void* buffer, const Typed& t, int root) {
   engine::Communicator* comm = s.comm();
   TAGWIRE_RETURN_IF_ERROR(check_group_root(comm, root));
-  const RootedTree tree = shaped_tree(comm, comm->rank(), root);
+  const RootedTree tree = RootedTree::of(comm->size(), comm->rank(), root, E().flat_collectives());
   // The packed bytes this rank passes on: packed once at the root; a rank
   // inside the tree forwards what it received, packed as it came.
   const void* packed = nullptr;
