@@ -10,7 +10,7 @@
 #   A rank that leaves without MPI_Finalize, or before MPI_Init, ends the
 #   job at once with its status; no barrier completes without it.
 # Usage: launcher_test.sh TAGWIRE_RUN WIRE_BENCH MPI_FATAL_ERROR MPI_ABORT MPI_DEADLOCK
-#        MPI_NO_FINALIZE MPI_PEER_KILL
+#        MPI_NO_FINALIZE MPI_PEER_KILL SURVIVORS_BARRIER
 set -uo pipefail
 run=$1
 bench=$2
@@ -19,6 +19,7 @@ abort=$4
 deadlock=$5
 no_finalize=$6
 peer_kill=$7
+survivors_barrier=$8
 source "$(dirname "$0")/check.sh"
 
 "$run" -n 3 -- sh -c 'exit 0'; check "all ranks exit 0" 0 $?
@@ -208,6 +209,18 @@ for transport in shm ucx; do
     (((SECONDS - start) < 20)) || echo "$out" | grep -v 'UCX  \(ERROR\|WARN\)' | tail -30
   done
 done
+
+# After a death the launcher's barrier (MPI_Finalize's last step) still
+# waits for every survivor, and says the exchange was incomplete.
+out=$("$run" -n 4 --grace 30 --timeout 10 "$survivors_barrier" 2>&1)
+check "survivors' barrier: the dead rank's status" 137 $?
+check "... every barrier was answered (no timeout)" 0 "$(grep -c 'tagwire-run: timeout after' <<<"$out")"
+check "... every survivor came out peer-failed" 3 "$(grep -c 'survivors-barrier: rank [012] ok' <<<"$out")"
+entered=$(sed -n 's/^survivors-barrier: rank 1 enters at //p' <<<"$out")
+left=$(sed -n 's/^survivors-barrier: rank 0 leaves at //p' <<<"$out")
+check "... rank 0 left no sooner than rank 1 entered ($left >= $entered)" 1 \
+  "$(awk -v l="${left:-0}" -v e="${entered:-1}" 'BEGIN { print (l >= e) ? 1 : 0 }')"
+[ -n "$entered" ] && [ -n "$left" ] || echo "$out"
 
 # A deadlock: --timeout makes every rank list its pending operations first.
 for transport in shm ucx; do

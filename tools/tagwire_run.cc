@@ -418,11 +418,17 @@ class Launcher {
       // parent): a death in an exchange (MPI_Finalize's barrier, say) is
       // reported as the death it is, its signal the job's status, rather
       // than as a rank that left.
-      if (reaped_soon(c.rank, std::chrono::milliseconds(500))) return;
-      // Alive and gone: its peers wait in an exchange that can never finish.
-      fail(c.rank, 1,
-           "rank " + std::to_string(c.rank) + " left during a bootstrap exchange (" + why + ")");
+      if (!reaped_soon(c.rank, std::chrono::milliseconds(500))) {
+        // Alive and gone: its peers wait in an exchange that can never finish.
+        fail(c.rank, 1,
+             "rank " + std::to_string(c.rank) + " left during a bootstrap exchange (" + why + ")");
+        return;
+      }
     }
+    // After a death an exchange waits for the ranks still connected, one
+    // fewer now: a survivor that finalized without the death's news (its
+    // message barrier done before it) leaves while others still meet.
+    if (!dead_.empty()) maybe_answer_round();
   }
 
   // Whether rank r's process ends (and is reaped) within `limit`.
@@ -494,19 +500,40 @@ class Launcher {
       abort_job(c.rank, *code);
       return;
     }
-    if (!dead_.empty()) {
-      // An exchange a dead rank can never join: say so instead of waiting.
-      (void)write_frame(
-          fd, local_bootstrap::make_death_notice(static_cast<std::uint32_t>(*dead_.begin())));
-      return;
-    }
     if (c.has_part) {
       drop_client(fd, "sent twice in one exchange");
       return;
     }
     c.has_part = true;
     c.part = std::move(frame);
-    if (++round_parts_ == o_.ranks) answer_round();
+    ++round_parts_;
+    maybe_answer_round();
+  }
+
+  // Answers the exchange once everyone it waits for has joined: every rank,
+  // or after a death every rank still alive, whose answer then says the
+  // exchange is incomplete (bootstrap.h's INCOMPLETE: the survivors' last
+  // barrier must still be one).
+  void maybe_answer_round() {
+    if (dead_.empty()) {
+      if (round_parts_ == o_.ranks) answer_round();
+      return;
+    }
+    bool anyone = false;
+    for (const auto& [fd, c] : clients_) {
+      if (c.rank < 0 || dead_.count(c.rank) != 0) continue;
+      if (!c.has_part) return;
+      anyone = true;
+    }
+    if (!anyone) return;
+    const auto answer =
+        local_bootstrap::make_incomplete(static_cast<std::uint32_t>(*dead_.begin()));
+    for (auto& [fd, c] : clients_) {
+      if (c.rank >= 0 && dead_.count(c.rank) == 0) (void)write_frame(fd, answer);
+      c.has_part = false;
+      c.part.clear();
+    }
+    round_parts_ = 0;
   }
 
   void answer_round() {
@@ -650,11 +677,10 @@ class Launcher {
     const auto notice = local_bootstrap::make_death_notice(static_cast<std::uint32_t>(rank));
     for (auto& [fd, c] : clients_) {
       if (c.rank < 0 || c.rank == rank) continue;
-      (void)write_frame(fd, notice);  // also answers an exchange it waits in
-      c.has_part = false;
-      c.part.clear();
+      (void)write_frame(fd, notice);
     }
-    round_parts_ = 0;
+    // An exchange the survivors wait in may now have all it can get.
+    maybe_answer_round();
   }
 
   void abort_job(int rank, int code) {

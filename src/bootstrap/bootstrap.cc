@@ -71,18 +71,38 @@ Result<Hello> parse_hello(std::span<const std::uint8_t> frame) {
   return hello;
 }
 
-std::vector<std::uint8_t> make_death_notice(std::uint32_t rank) {
+namespace {
+// The DEATH and INCOMPLETE frames' shape: magic, rank (u32).
+std::vector<std::uint8_t> make_rank_frame(const char (&magic)[4], std::uint32_t rank) {
   std::vector<std::uint8_t> frame(8);
-  std::memcpy(frame.data(), kDeathMagic, 4);
+  std::memcpy(frame.data(), magic, 4);
   std::memcpy(frame.data() + 4, &rank, 4);
   return frame;
 }
 
-std::optional<std::uint32_t> parse_death_notice(std::span<const std::uint8_t> frame) {
-  if (frame.size() != 8 || std::memcmp(frame.data(), kDeathMagic, 4) != 0) return std::nullopt;
+std::optional<std::uint32_t> parse_rank_frame(std::span<const std::uint8_t> frame,
+                                              const char (&magic)[4]) {
+  if (frame.size() != 8 || std::memcmp(frame.data(), magic, 4) != 0) return std::nullopt;
   std::uint32_t rank;
   std::memcpy(&rank, frame.data() + 4, 4);
   return rank;
+}
+}  // namespace
+
+std::vector<std::uint8_t> make_death_notice(std::uint32_t rank) {
+  return make_rank_frame(kDeathMagic, rank);
+}
+
+std::optional<std::uint32_t> parse_death_notice(std::span<const std::uint8_t> frame) {
+  return parse_rank_frame(frame, kDeathMagic);
+}
+
+std::vector<std::uint8_t> make_incomplete(std::uint32_t dead_rank) {
+  return make_rank_frame(kIncompleteMagic, dead_rank);
+}
+
+std::optional<std::uint32_t> parse_incomplete(std::span<const std::uint8_t> frame) {
+  return parse_rank_frame(frame, kIncompleteMagic);
 }
 
 std::vector<std::uint8_t> make_abort(std::int32_t code, std::span<const std::uint8_t> key) {
@@ -183,6 +203,7 @@ class LocalBootstrap final : public Bootstrap {
     (void)write_frame(fd_, make_abort(code, key_));
   }
   bool abort_ends_every_rank() const override { return true; }
+  bool barrier_holds_survivors() const override { return true; }
   void finalized() override { (void)write_frame(fd_, make_goodbye(key_)); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -191,29 +212,38 @@ class LocalBootstrap final : public Bootstrap {
   Result<std::vector<std::vector<std::uint8_t>>> allgather(
       std::span<const std::uint8_t> mine) override {
     TAGWIRE_RETURN_IF_ERROR(write_frame(fd_, mine));
-    auto frame = read_answer();
-    if (!frame) return frame.status().with_context("bootstrap allgather");
-    auto table = unpack_table(*frame);
+    std::optional<std::vector<std::uint8_t>> answer;
+    while (!answer) {
+      auto frame = read_answer();
+      if (!frame) return frame.status().with_context("bootstrap allgather");
+      answer = std::move(*frame);
+    }
+    auto table = unpack_table(*answer);
     if (table && static_cast<int>(table->size()) != size_) {
       return Status(ErrorCode::kProtocol, "bootstrap allgather returned the wrong number of ranks");
     }
     return table;
   }
 
+  // Progresses while it waits, also after a death notice: the survivors
+  // wait for one another (INCOMPLETE says why).
   Status barrier_with_progress(const std::function<void()>& progress) override {
     TAGWIRE_RETURN_IF_ERROR(write_frame(fd_, {}));
     for (;;) {
       pollfd pfd{fd_, POLLIN, 0};
       int ready = ::poll(&pfd, 1, 1);
-      if (ready > 0) break;
+      if (ready > 0) {
+        auto frame = read_answer();
+        if (!frame) return frame.status().with_context("bootstrap barrier");
+        if (frame->has_value()) return Status::ok();
+        continue;  // a death notice: the answer is still to come
+      }
       if (ready < 0 && errno != EINTR) {
         return Status(ErrorCode::kPeerFailed,
                       std::string("bootstrap poll: ") + std::strerror(errno));
       }
       progress();
     }
-    auto frame = read_answer();
-    return frame ? Status::ok() : frame.status().with_context("bootstrap barrier");
   }
 
   std::vector<int> take_failed_ranks() override {
@@ -230,18 +260,23 @@ class LocalBootstrap final : public Bootstrap {
   }
 
  private:
-  // The launcher's answer to an exchange; death notices that arrive first
-  // are kept for take_failed_ranks(). An exchange answered by a notice will
-  // never complete: a rank it waits for is dead.
-  Result<std::vector<std::uint8_t>> read_answer() {
+  // One frame towards the launcher's answer to an exchange: the answer, or
+  // nothing for a death notice (kept for take_failed_ranks()), or the
+  // error of an INCOMPLETE answer: a rank died, and every survivor has
+  // joined the exchange.
+  Result<std::optional<std::vector<std::uint8_t>>> read_answer() {
     auto frame = read_frame(fd_);
     if (!frame) return frame.status().with_context("did the launcher die?");
     if (auto dead = parse_death_notice(*frame)) {
       failed_.push_back(static_cast<int>(*dead));
+      return std::optional<std::vector<std::uint8_t>>{};
+    }
+    if (auto dead = parse_incomplete(*frame)) {
+      failed_.push_back(static_cast<int>(*dead));
       return Status(ErrorCode::kPeerFailed,
                     "rank " + std::to_string(*dead) + " died (reported by tagwire-run)");
     }
-    return frame;
+    return std::optional<std::vector<std::uint8_t>>{std::move(*frame)};
   }
 
   std::vector<int> failed_;

@@ -37,6 +37,11 @@ class Bootstrap {
   // A barrier that calls `progress` while it waits, for when peers may
   // need this process's transport to move (closing connections).
   virtual Status barrier_with_progress(const std::function<void()>& progress);
+  // Whether a barrier after a rank died still waits for every rank alive
+  // (and then fails, naming the dead): tagwire-run, which knows who is
+  // alive (bootstrap.h's INCOMPLETE). MPI_Finalize then meets the
+  // survivors there rather than through a transport a death has touched.
+  virtual bool barrier_holds_survivors() const { return false; }
   // Ranks the launcher has seen die (killed by a signal) since the last
   // call. Never blocks. A launcher that tells nothing reports none.
   virtual std::vector<int> take_failed_ranks() { return {}; }
@@ -81,12 +86,23 @@ inline constexpr std::size_t kKeyBytes = 16;
 inline constexpr char kHelloMagic[4] = {'T', 'W', 'B', '1'};
 
 // DEATH frame, launcher to rank, at any time after the hello: magic, rank
-// (u32). Also the launcher's answer to an exchange that a dead rank can
-// never join.
+// (u32). Only news: a rank waiting in an exchange keeps waiting for its
+// answer.
 inline constexpr char kDeathMagic[4] = {'T', 'W', 'D', '1'};
 std::vector<std::uint8_t> make_death_notice(std::uint32_t rank);
 // The dead rank, if `frame` is a death notice.
 std::optional<std::uint32_t> parse_death_notice(std::span<const std::uint8_t> frame);
+
+// INCOMPLETE frame, launcher to rank: the answer to an exchange after a
+// rank died, sent once every rank still alive has joined it: magic, a dead
+// rank (u32). The exchange failed, but the survivors still met: after a
+// death MPI_Finalize meets them here (Engine::finalize), and none takes
+// its transport down while another may still need it. (Answered at once,
+// as it was before, survivors left MPI_Finalize each on its own.)
+inline constexpr char kIncompleteMagic[4] = {'T', 'W', 'I', '1'};
+std::vector<std::uint8_t> make_incomplete(std::uint32_t dead_rank);
+// The dead rank it names, if `frame` is an INCOMPLETE answer.
+std::optional<std::uint32_t> parse_incomplete(std::span<const std::uint8_t> frame);
 
 // ABORT frame, rank to launcher at any time after the hello: magic, the
 // exit code (i32), the job key (so that no exchange part is ever read as

@@ -295,14 +295,33 @@ Engine::~Engine() {
 Status Engine::finalize() {
   if (finalized_) return Status::ok();
   finalized_ = true;
-  // Every rank reaches this point before anyone closes a connection.
-  Status result = barrier(world_.get());
+  // Every rank reaches this point before anyone closes a connection. Under
+  // a launcher that knows who is alive, a death known or learnt meanwhile
+  // ends the message barrier: the survivors then meet through the
+  // launcher instead (below).
+  const bool launcher_holds_survivors = bootstrap_->barrier_holds_survivors();
+  Status result = barrier(world_.get(), /*stop_at_death=*/launcher_holds_survivors);
   if (helper_thread_.joinable()) {
     stop_helper_thread_ = true;
     helper_thread_.join();
     TW_INFO("engine", "helper thread took the lock " << counters_.helper_entries
                                                      << " times and progressed "
                                                      << counters_.helper_progressed);
+  }
+  if (launcher_holds_survivors && dead_peers_.any()) {
+    // After a death the dissemination barrier's rounds route around the
+    // dead and so do not prove that every survivor arrived, and its
+    // messages go over connections a death has touched: over UCX shared
+    // memory a survivor waited for ever in it for a live peer's signal that
+    // peer had sent (peer_kill, about 1 run in 30 on a busy machine; the
+    // cause inside UCX is not known). The launcher's barrier waits for
+    // exactly the ranks alive, serving the transport meanwhile. (No helper
+    // thread any more: it would read the launcher's answer as news.)
+    Status s = bootstrap_->barrier_with_progress([this] {
+      std::lock_guard lock(mutex_);
+      transport_->progress();
+    });
+    if (result.is_ok()) result = s;
   }
   std::lock_guard lock(mutex_);
   Status s = transport_->disconnect_all();
@@ -1325,6 +1344,11 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
   std::vector<Request*> requests;
   {
     std::lock_guard lock(mutex_);
+    // A step that fails with any member's death fails at once after one
+    // (peer_failure.cc's rule): a partner may have given up already.
+    if (!partner_only) {
+      if (const int dead = dead_member(comm); dead >= 0) return peer_failed_status(dead);
+    }
     const std::pair<RequestKind, int> legs[] = {{RequestKind::kReceive, from},
                                                 {RequestKind::kSend, to}};
     for (auto [kind, peer] : legs) {
@@ -1524,7 +1548,7 @@ Result<Request*> Engine::post_collective_locked(RequestKind kind, void* buffer, 
   return start_made(r);
 }
 
-Status Engine::barrier(Communicator* comm) {
+Status Engine::barrier(Communicator* comm, bool stop_at_death) {
   if (comm != nullptr && comm->inter()) return not_on_intercomm("MPI_Barrier");
   // Dissemination barrier: in round k each rank signals rank+2^k and hears
   // from rank-2^k; after ceil(log2 n) rounds everyone has (transitively)
@@ -1538,9 +1562,9 @@ Status Engine::barrier(Communicator* comm) {
   Status first_failure;
   for (int d = 1; d < n; d <<= 1) {
     Status s = exchange(comm, (me + d) % n, {&out, 1}, (me + n - d) % n, {&in, 1}, kCollectiveTag,
-                        /*partner_only=*/true);
+                        /*partner_only=*/!stop_at_death);
     if (s.is_ok()) continue;
-    if (s.code() != ErrorCode::kPeerFailed) return s;
+    if (s.code() != ErrorCode::kPeerFailed || stop_at_death) return s;
     // A round with a dead partner fails, and the rounds after it still
     // run: a live rank waits in each round for a live one's signal, which
     // must not be skipped (finalize with a dead rank let some ranks leave

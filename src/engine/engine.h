@@ -262,7 +262,9 @@ class Engine final : public transport::Receiver,
   // members, the group that passed high = false first (when both passed the
   // same, the group holding the lower world rank).
   Result<Communicator*> intercomm_merge(Communicator* inter, bool high);
-  Status barrier(Communicator* comm);
+  // `stop_at_death`: return at the first round a death fails (any
+  // member's), instead of running every round (finalize's choice).
+  Status barrier(Communicator* comm, bool stop_at_death = false);
   // A send or receive on the communicator's collective context, for
   // collectives built above the engine: it can never match user traffic.
   Result<Request*> post_collective(RequestKind kind, void* buffer, std::size_t bytes, int peer,
