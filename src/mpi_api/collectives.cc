@@ -59,11 +59,34 @@ enum CollectiveTag : int {
 constexpr int kFirstInstanceTag = 1 << 20;
 constexpr int kInstanceTags = 64;
 constexpr std::uint32_t kInstances = 1u << 14;
+// The persistent collectives' blocks (MPI_Bcast_init ...) lie past those,
+// up to the largest tag, by a count of their own: one lives across any
+// number of nonblocking calls. With one count for both, the 16,384th
+// nonblocking call after an init took the persistent one's block, and
+// their messages met (a tree bcast's child took an Ibarrier's signal: both
+// hung). Blocks come round again after about 16.7 M inits on one
+// communicator, a clash only with a persistent request that old.
+constexpr int kFirstPersistentTag =
+    kFirstInstanceTag + static_cast<int>(kInstances) * kInstanceTags;
+constexpr std::uint32_t kPersistentInstances =
+    static_cast<std::uint32_t>((engine::kTagUpperBound - kFirstPersistentTag + 1) / kInstanceTags);
+
+// Block `count++ % instances` of the range from `first`.
+int take_block(std::uint32_t* count, int first, std::uint32_t instances) {
+  const std::uint32_t k = count == nullptr ? 0 : (*count)++ % instances;
+  return first + static_cast<int>(k) * kInstanceTags;
+}
 
 int instance_tag(MPI_Comm comm) {
   CommEntry* entry = find_comm(comm);
-  const std::uint32_t k = entry == nullptr ? 0 : entry->nonblocking_collectives++ % kInstances;
-  return kFirstInstanceTag + static_cast<int>(k) * kInstanceTags;
+  return take_block(entry == nullptr ? nullptr : &entry->nonblocking_collectives, kFirstInstanceTag,
+                    kInstances);
+}
+
+int persistent_tag(MPI_Comm comm) {
+  CommEntry* entry = find_comm(comm);
+  return take_block(entry == nullptr ? nullptr : &entry->persistent_collectives,
+                    kFirstPersistentTag, kPersistentInstances);
 }
 
 // A schedule `build(schedule, tag)` writes down, on the heap (a
@@ -108,9 +131,9 @@ int collective(const char* function, MPI_Comm comm, std::optional<MPI_Request*> 
 // A root within the caller's group.
 // MPI-4's persistent collectives (MPI_Bcast_init ...): `build` (which
 // holds copies of the call's arguments) writes a schedule down at every
-// MPI_Start, on one tag block taken now (every rank initializes its
-// persistent collectives in the same order), and once now, so that a bad
-// argument is reported by the call that passed it.
+// MPI_Start, on one tag block of their own range taken now (every rank
+// initializes its persistent collectives in the same order), and once
+// now, so that a bad argument is reported by the call that passed it.
 template <typename Build>
 int persistent_collective(const char* function, MPI_Comm comm, MPI_Request* request, Build build) {
   if (request == nullptr) {
@@ -119,7 +142,7 @@ int persistent_collective(const char* function, MPI_Comm comm, MPI_Request* requ
   auto c = comm_of(comm);
   if (!c) return report(comm, function, c.status());
   engine::Communicator* communicator = *c;
-  const int tag = instance_tag(comm);
+  const int tag = persistent_tag(comm);
   auto make = [communicator, tag, build] { return written_down(communicator, tag, build); };
   if (auto trial = make(); !trial) return report(comm, function, trial.status());
   auto r = E().schedule_init(communicator, std::move(make));

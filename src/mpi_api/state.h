@@ -63,6 +63,9 @@ struct CommEntry {
   // Nonblocking collectives started on it: each takes a block of tags by
   // this count, the same at every rank (collectives.cc).
   std::uint32_t nonblocking_collectives = 0;
+  // Persistent collectives initialized on it: their own blocks, by this
+  // count (collectives.cc).
+  std::uint32_t persistent_collectives = 0;
 };
 
 // A user attribute key (MPI_Comm_create_keyval).

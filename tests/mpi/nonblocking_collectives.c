@@ -4,11 +4,13 @@
  * each rank can compute alone, many outstanding at once and completed out
  * of order, progressed by MPI_Test alone, beside blocking collectives and
  * wildcard user receives that must never take their traffic, with a
- * non-commutative user operation, and their errors (issue 28).
+ * non-commutative user operation, and their errors (issue 28); a persistent
+ * collective beside the 16,384th nonblocking one after its init.
  * Last line from rank 0: "nonblocking collectives: N checks passed on rank 0, N failed in all". */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "matrices.h"
@@ -370,6 +372,47 @@ int main(int argc, char** argv) {
           MPI_ERR_RANK);
     CHECK(bad == MPI_REQUEST_NULL);
     free(all), free(counts), free(displs);
+  }
+
+  {
+    /* A persistent collective lives across any number of nonblocking ones
+     * on its communicator: its messages must never meet theirs. They once
+     * shared one count of tag blocks, so the 16,384th nonblocking call
+     * after MPI_Bcast_init took the bcast's block; with the binomial tree
+     * (TAGWIRE_COLLECTIVES=tree) a relaying rank's Ibarrier signal then
+     * reached its child before the bcast it had yet to pass on, the child's
+     * bcast took it, and both hung. The root starts late so that the relay
+     * waits. Completion is polled against a deadline: a hang fails here. */
+    MPI_Comm dup;
+    CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS);
+    int data[4] = {-1, -1, -1, -1};
+    MPI_Request q[2];
+    CHECK(MPI_Bcast_init(data, 4, MPI_INT, 0, dup, MPI_INFO_NULL, &q[0]) == MPI_SUCCESS);
+    int fillers_ok = 1;
+    for (int i = 0; i < (1 << 14) - 1; ++i) {
+      fillers_ok &= MPI_Ibarrier(dup, &q[1]) == MPI_SUCCESS;
+      fillers_ok &= MPI_Wait(&q[1], MPI_STATUS_IGNORE) == MPI_SUCCESS;
+    }
+    CHECK(fillers_ok);
+    if (rank == 0) {
+      usleep(50 * 1000);
+      for (int i = 0; i < 4; ++i) data[i] = 500 + i;
+    }
+    CHECK(MPI_Start(&q[0]) == MPI_SUCCESS);
+    CHECK(MPI_Ibarrier(dup, &q[1]) == MPI_SUCCESS);
+    int done = 0;
+    const double deadline = MPI_Wtime() + 20.0;
+    while (!done && MPI_Wtime() < deadline) MPI_Testall(2, q, &done, MPI_STATUSES_IGNORE);
+    CHECK(done);
+    if (!done) {
+      fprintf(stderr, "[rank %d] the persistent bcast and the Ibarrier beside it hung\n", rank);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ok = 1;
+    for (int i = 0; i < 4; ++i) ok &= data[i] == 500 + i;
+    CHECK(ok);
+    CHECK(MPI_Request_free(&q[0]) == MPI_SUCCESS);
+    CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS);
   }
 
   free(a2a_out);
