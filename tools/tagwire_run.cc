@@ -12,7 +12,9 @@
 // killer) is a dead peer: the others are told over their bootstrap
 // connections, so that their pending operations with it fail instead of
 // waiting, and get --grace seconds to finish before they are stopped; the
-// launcher then exits with 128+signal. Children die with the launcher
+// launcher then exits with 128+signal. From then on a round is answered,
+// INCOMPLETE, once every rank still alive has sent its part: the
+// survivors' MPI_Finalize still meets. Children die with the launcher
 // (PR_SET_PDEATHSIG), so no rank outlives it.
 #include <dirent.h>
 #include <fcntl.h>
