@@ -2,8 +2,8 @@
 // (tests/launcher_test.sh runs this with 4 ranks under tagwire-run).
 // MPI_Finalize ends with that barrier so that no rank takes its transport
 // down while a live peer may still be reading its last message; answered at
-// once after a death, it let a rank leave early and a peer wait for ever
-// (peer_kill over UCX shared memory, about 1 run in 20 on a busy machine).
+// once after a death, it let each survivor leave on its own
+// (docs/using-tagwire.md, "`MPI_Finalize` after a death").
 //
 // Rank 3 dies (SIGKILL) once everyone has joined. Rank 1 waits 1 s, prints
 // the monotonic time at which it enters the barrier, and enters it; rank 0
@@ -13,7 +13,9 @@
 // Then ranks 0 and 1 meet once more while rank 2, done after one barrier
 // (as a survivor that finalized before the death's news reached it),
 // stays connected for 1 s and leaves: its leaving must complete the
-// second barrier, or the job runs into the script's --timeout (124).
+// second barrier, or the job runs into the script's --timeout (the script
+// looks for the launcher's "timeout after" line: the status stays the
+// dead rank's).
 #include <signal.h>
 #include <unistd.h>
 
