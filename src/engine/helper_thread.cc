@@ -21,6 +21,7 @@
 // flood waits for the application too: the agent cannot reach it.
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -36,6 +37,15 @@ namespace {
 // steps in, and how often it looks meanwhile: paid only while the
 // application is in the library (it answers cancels itself then).
 constexpr auto kAgentNap = std::chrono::milliseconds(5);
+// While every look finds the application inside the library (a benchmark,
+// a rank that only communicates), the agent doubles its nap up to this:
+// each look is a wake-up on some core, OS noise to the ranks, and in the
+// soft-RoCE VM, where a wake costs about 0.2 ms of a vCPU, 200 looks a
+// second took 15 % of the verbs message rate (docs/measurements.md). A look
+// that finds the application outside the library (between calls, or gone
+// to compute) starts again from kAgentNap, so the agent still steps in
+// within about kAgentNapMax + kAgentNap of the application's leaving.
+constexpr auto kAgentNapMax = std::chrono::milliseconds(40);
 // While the application is away, the longest the agent sleeps between looks
 // when no event wakes it. On a transport that declares wake_events (shm,
 // verbs: every kWake message, a cancel request among them, makes the armed
@@ -68,20 +78,27 @@ void Engine::helper_thread_main(HelperMode mode, const Result<Topology>& topolog
   const int away_poll_ms =
       mode == HelperMode::kAgent && caps_.wake_events ? kAwayPollWithEventsMs : kAwayPollMs;
   std::uint64_t seen_activity = mutex_.activity();
+  auto nap = kAgentNap;
+  // The next nap: longer while the application stays inside the library.
+  auto next_nap = [this, &nap] {
+    nap = mutex_.application_waiting() ? std::min(nap * 2, kAgentNapMax) : kAgentNap;
+    return nap;
+  };
   while (!stop_helper_thread_.load(std::memory_order_relaxed)) {
     if (mode == HelperMode::kAgent) {
       const std::uint64_t now = mutex_.activity();
       if (now != seen_activity) {
         // The application is in the library, or was a moment ago.
         seen_activity = now;
-        std::this_thread::sleep_for(kAgentNap);
+        std::this_thread::sleep_for(next_nap());
         continue;
       }
     }
     if (!mutex_.helper_try_enter()) {  // the application came back meanwhile
-      std::this_thread::sleep_for(mode == HelperMode::kAgent ? kAgentNap : kProgressNap);
+      std::this_thread::sleep_for(mode == HelperMode::kAgent ? next_nap() : kProgressNap);
       continue;
     }
+    nap = kAgentNap;
     // Serve until there is nothing to do or the application comes back.
     ++counters_.helper_entries;
     tick_clock();
