@@ -597,13 +597,13 @@ class VerbsTransport final : public transport::Transport {
     if (auto slot = iface_.take_staging()) return *slot;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     for (;;) {
-      if (auto slot = iface_.take_staging()) return *slot;
       // Unsignaled WRITEs on quiet QPs hold slots until something signaled
       // follows them: flush those QPs.
       for (auto& ep : endpoints_) {
         if (ep.connected() && ep.needs_flush()) TAGWIRE_RETURN_IF_ERROR(ep.post_flush());
       }
       poll_completions();
+      if (auto slot = iface_.take_staging()) return *slot;
       if (std::chrono::steady_clock::now() > until) {
         return Status(ErrorCode::kPeerFailed, "no staging slot came back within 60 s");
       }
