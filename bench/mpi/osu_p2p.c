@@ -8,6 +8,11 @@
  *   osu_p2p bibw      both directions at once, window 64; MB/s
  *   osu_p2p mbw_mr    pairs (i, i + n/2) stream windows of 64; MB/s and
  *                     messages/s summed over the pairs
+ *   osu_p2p fop_latency  rank 0 MPI_Fetch_and_op (MPI_SUM, MPI_INT64_T) on
+ *                     rank 1's window, each followed by MPI_Win_flush, under
+ *                     a shared MPI_Win_lock (osu_fop_latency's default);
+ *                     us per operation, printed as size 8
+ *   osu_p2p cas_latency  the same with MPI_Compare_and_swap
  * Options: -m MIN:MAX message sizes (default 0:4194304), -i ITERS for small
  * messages (default 10000 latency, 100 windows otherwise; fewer above
  * 8 KiB, see iters_for), -x WARMUP. Output: "# test" header, then "size value [rate]",
@@ -54,6 +59,42 @@ static double latency(char* s, char* r, long bytes, int iters, int warmup) {
     }
   }
   return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+/* One-sided atomics: rank 0 updates a 64-bit word in rank 1's window,
+ * flushing each; us per operation. */
+static double atomic_latency(int cas, int iters, int warmup) {
+  long long* base = NULL;
+  MPI_Win win;
+  MPI_Win_allocate(sizeof(long long), sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+                   &win);
+  *base = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = 0;
+  if (rank == 0) {
+    long long one = 1, old = 0, expect = 0;
+    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    for (int i = 0; i < iters + warmup; ++i) {
+      if (i == warmup) t0 = MPI_Wtime();
+      if (cas) {
+        long long next = expect + 1;
+        MPI_Compare_and_swap(&next, &expect, &old, MPI_INT64_T, 1, 0, win);
+        expect = old == expect ? next : old;
+      } else {
+        MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win);
+      }
+      MPI_Win_flush(1, win);
+    }
+    t0 = (MPI_Wtime() - t0) * 1e6 / iters;
+    MPI_Win_unlock(1, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1 && *base != (long long)(iters + warmup)) {
+    fprintf(stderr, "osu_p2p: the word holds %lld after %d updates\n", *base, iters + warmup);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  MPI_Win_free(&win);
+  return t0;
 }
 
 /* One pair streams windows from `from` to `to` (both directions if bidir).
@@ -142,10 +183,13 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc < 2) die("usage: osu_p2p latency|bw|bibw|mbw_mr [-m MIN:MAX] [-i ITERS] [-x WARMUP]");
+  if (argc < 2)
+    die("usage: osu_p2p latency|bw|bibw|mbw_mr|fop_latency|cas_latency [-m MIN:MAX] [-i ITERS] "
+        "[-x WARMUP]");
   const char* test = argv[1];
   long min = 0, max = 4L << 20;
-  int iters = strcmp(test, "latency") == 0 ? 10000 : 100, warmup = -1;
+  const int atomics = strcmp(test, "fop_latency") == 0 || strcmp(test, "cas_latency") == 0;
+  int iters = strcmp(test, "latency") == 0 || atomics ? 10000 : 100, warmup = -1;
   for (int i = 2; i < argc; ++i) {
     if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
       if (sscanf(argv[++i], "%ld:%ld", &min, &max) != 2 || min < 0 || max < min) die("bad -m");
@@ -160,8 +204,16 @@ int main(int argc, char** argv) {
   if (size < 2) die("needs at least 2 ranks");
   int pairs = strcmp(test, "mbw_mr") == 0 ? size / 2 : 1;
   if (strcmp(test, "latency") && strcmp(test, "bw") && strcmp(test, "bibw") &&
-      strcmp(test, "mbw_mr"))
+      strcmp(test, "mbw_mr") && !atomics)
     die("unknown test");
+  if (atomics) {
+    if (rank == 0) printf("# osu_p2p %s, %d rank(s)\n", test, size);
+    int w = warmup >= 0 ? warmup : (iters / 10 > 2 ? iters / 10 : 2);
+    double us = atomic_latency(strcmp(test, "cas_latency") == 0, iters, w);
+    if (rank == 0) printf("%-10d %12.2f\n", 8, us);
+    MPI_Finalize();
+    return 0;
+  }
   size_t room = (size_t)(max > 0 ? max : 1);
   char* s = malloc(room);
   char* r = malloc(room * WINDOW);

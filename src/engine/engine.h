@@ -363,6 +363,36 @@ class Engine final : public transport::Receiver,
   Status accumulate(Window* window, int target, std::uint64_t disp, std::size_t bytes,
                     const AccumulateUpdate& update, const char* what,
                     std::span<const ByteRange> written = {}, std::ptrdiff_t offset = 0);
+  // Word atomics (window_atomics.cc): on a window whose every rank's
+  // transport offers them (Transport::offers_word_atomics, and
+  // TAGWIRE_NIC_ATOMICS), accumulates of 8-byte integers update each word
+  // with one of the transport's atomics instead of under the accumulate
+  // lock: a fetch-and-add, or compare-and-swap retried until it takes.
+  // Every origin takes this path for every 8-byte integer word of such a
+  // window, so they are atomic with respect to each other.
+  struct WordUpdate {
+    enum Kind : std::uint8_t {
+      kAdd,             // word += operand (MPI_SUM; MPI_NO_OP with 0)
+      kCompareAndSwap,  // word = operand if word == compare (one word)
+      kCombine,         // word = combine(word, operand), swapped until it takes
+    };
+    Kind kind = kAdd;
+    std::span<const std::uint64_t> operands;  // one per word
+    std::uint64_t compare = 0;
+    std::function<std::uint64_t(std::uint64_t word, std::uint64_t operand)> combine;
+  };
+  // Whether `window` takes word atomics at all (then update_words decides
+  // per call). Cheap: for the MPI layer to choose its path.
+  static bool takes_word_atomics(const Window* window);
+  // The 8-byte words at `offsets` (bytes from displacement `disp` of
+  // `target`), updated as `how` says, their old values into `old_values`
+  // (one per word). False, having done nothing, when the window does not
+  // take word atomics (its memory is mapped here, or some rank's transport
+  // has none): the caller then uses accumulate(). Complete at the target
+  // when it returns.
+  Result<bool> update_words(Window* window, int target, std::uint64_t disp,
+                            std::span<const std::ptrdiff_t> offsets, const WordUpdate& how,
+                            std::span<std::uint64_t> old_values, const char* what);
 
   // Drives communication from the calling thread.
   unsigned progress();

@@ -19,8 +19,10 @@ struct WindowRecord {
   std::int32_t disp_unit;
   std::uint32_t key_length;
   std::uint32_t lock_key_length;
-  std::uint32_t unused;
+  std::uint32_t flags;  // kRecordWordAtomics
 };
+// This rank takes word atomics (Window::word_atomics needs every rank's).
+constexpr std::uint32_t kRecordWordAtomics = 1;
 
 }  // namespace
 
@@ -96,22 +98,25 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
     longest[1] = std::max(longest[1], v[1]);
   }
   std::vector<std::uint8_t> mine(sizeof(WindowRecord) + longest[0] + longest[1], 0);
-  const WindowRecord record{reinterpret_cast<std::uint64_t>(base),
-                            size,
-                            w->lock_words->address(),
-                            disp_unit,
-                            key_lengths[0],
-                            key_lengths[1],
-                            0};
+  const WindowRecord record{
+      reinterpret_cast<std::uint64_t>(base),
+      size,
+      w->lock_words->address(),
+      disp_unit,
+      key_lengths[0],
+      key_lengths[1],
+      config_.nic_atomics && transport_->offers_word_atomics() ? kRecordWordAtomics : 0};
   std::memcpy(mine.data(), &record, sizeof(record));
   std::uint8_t* const keys = mine.data() + sizeof(record);
   if (!key.empty()) std::memcpy(keys, key.data(), key.size());
   std::memcpy(keys + longest[0], lock_key.data(), lock_key.size());
   auto all = allgather(comm, mine, kCollectiveTag);
   if (!all) return all.status().with_context("MPI_Win_create");
+  w->word_atomics = true;
   for (const auto& part : *all) {
     WindowRecord r;
     std::memcpy(&r, part.data(), sizeof(r));
+    if ((r.flags & kRecordWordAtomics) == 0) w->word_atomics = false;
     if (r.key_length > longest[0] || r.lock_key_length > longest[1]) {
       return Status(ErrorCode::kProtocol, "malformed window record");
     }
@@ -133,6 +138,9 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
       if (rw.size > 0 && !rw.key.empty()) {
         rw.view = transport_->map_remote(peer, rw.key, rw.base, rw.size);
       }
+      // Where the transport maps peers' memory, accumulates are a memcpy
+      // under the lock (window_atomics.cc needs every origin's to be atomics).
+      if (rw.view != nullptr) w->word_atomics = false;
       rw.lock_view = reinterpret_cast<std::uint64_t*>(
           transport_->map_remote(peer, rw.lock_key, rw.lock_words,
                                  window_lock_words(w->ranks.size()) * sizeof(std::uint64_t)));

@@ -151,6 +151,8 @@ Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Com
   for (std::size_t r = 0; r < sizes.size(); ++r) {
     if (sizes[r] > 0) window->ranks[r].view = segment.data() + offsets[r];
   }
+  // Mapped by every rank: accumulates are a memcpy under the lock for all.
+  window->word_atomics = false;
   window->shared_memory = std::move(segment);
   return window;
 }

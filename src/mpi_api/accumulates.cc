@@ -8,6 +8,9 @@
 // element's end, and only its elements are written back. Each call is
 // complete, at the target too, when it returns (MPI allows completing
 // early).
+// Except: 8-byte integers on a window with word atomics (the NIC's, on
+// verbs) update each element with one remote atomic (Engine::update_words),
+// never under the lock.
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -97,6 +100,84 @@ Result<AccumulatePlan> plan_accumulate(int origin_count, MPI_Datatype origin_typ
   return plan;
 }
 
+// The 8-byte integer types, whose elements Engine::update_words takes.
+bool is_word_integer(MPI_Datatype type) {
+  static_assert(sizeof(long long) == 8 && sizeof(MPI_Aint) == 8 && sizeof(MPI_Count) == 8);
+  switch (type) {
+    case MPI_LONG:
+    case MPI_UNSIGNED_LONG:
+      return sizeof(long) == 8;
+    case MPI_LONG_LONG:
+    case MPI_UNSIGNED_LONG_LONG:
+    case MPI_INT64_T:
+    case MPI_UINT64_T:
+    case MPI_AINT:
+    case MPI_COUNT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Where each of the target's elements lies from the displacement, in
+// their packed order (the order of place_target's pieces).
+std::vector<std::ptrdiff_t> word_offsets(const AccumulatePlan& plan) {
+  std::vector<std::ptrdiff_t> offsets;
+  offsets.reserve(plan.target.elements);
+  auto add_run = [&](std::ptrdiff_t from, std::size_t length) {
+    for (std::size_t b = 0; b + 8 <= length; b += 8) {
+      offsets.push_back(from + static_cast<std::ptrdiff_t>(b));
+    }
+  };
+  if (plan.written.empty()) {
+    add_run(plan.first, plan.span);
+  } else {
+    for (const engine::Engine::ByteRange& r : plan.written) {
+      add_run(plan.first + static_cast<std::ptrdiff_t>(r.offset), r.length);
+    }
+  }
+  return offsets;
+}
+
+// An accumulate of 8-byte integers by word atomics, when the window takes
+// them: true when done (the old elements into `result`, laid out as
+// `result_type` says), false to go under the accumulate lock instead.
+Result<bool> accumulate_words(const void* incoming, const AccumulatePlan& plan, void* result,
+                              const Reduction* result_type, int target, MPI_Aint disp,
+                              engine::Window* window, const char* what) {
+  if (!engine::Engine::takes_word_atomics(window) || !is_word_integer(plan.target.element)) {
+    return false;
+  }
+  const std::vector<std::ptrdiff_t> offsets = word_offsets(plan);
+  if (offsets.size() != plan.target.elements) return false;  // not whole words: the lock's
+  std::vector<std::uint64_t> operands(offsets.size(), 0);
+  const MPI_Op op = plan.target.op;
+  if (op != MPI_NO_OP && !operands.empty()) {
+    std::memcpy(operands.data(), incoming, operands.size() * 8);
+  }
+  engine::Engine::WordUpdate how;
+  how.operands = operands;
+  if (op == MPI_SUM || op == MPI_NO_OP) {
+    how.kind = engine::Engine::WordUpdate::kAdd;  // modulo 2^64: signed or not
+  } else {
+    how.kind = engine::Engine::WordUpdate::kCombine;
+    const MPI_Datatype element = plan.target.element;
+    how.combine = [op, element](std::uint64_t word, std::uint64_t operand) {
+      if (op == MPI_REPLACE) return operand;
+      std::uint64_t value = word;
+      // Checked with the plan (check_op): it cannot fail here.
+      (void)apply_op(op, element, &operand, &value, 1);
+      return value;
+    };
+  }
+  std::vector<std::uint64_t> old(offsets.size(), 0);
+  auto done =
+      E().update_words(window, target, static_cast<std::uint64_t>(disp), offsets, how, old, what);
+  if (!done || !*done) return done;
+  if (result_type != nullptr) unpack_operand(*result_type, old.data(), result);
+  return true;
+}
+
 // Get_accumulate's core, shared by Accumulate and Fetch_and_op: the
 // target's old elements into `result` (laid out as `result_type` says;
 // null: not wanted), then target = origin OP target.
@@ -116,6 +197,10 @@ Status run_accumulate(const void* origin, const AccumulatePlan& plan, void* resu
     pack_operand(plan.origin, origin, packed_origin.data());
     incoming = packed_origin.data();
   }
+  auto by_words =
+      accumulate_words(incoming, plan, result, result_type, target, disp, (*entry)->window, what);
+  if (!by_words) return by_words.status();
+  if (*by_words) return Status::ok();
   std::vector<std::uint8_t> packed_target;
   if (plan.target.layout != nullptr) packed_target.resize(plan.target.bytes);
   return E().accumulate(
@@ -201,6 +286,24 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
   }
   const std::size_t bytes = plan->target.bytes;
   TW_WIN_TRY(win, check_displacement(target_disp));
+  if (engine::Engine::takes_word_atomics((*entry)->window) && is_word_integer(datatype)) {
+    std::uint64_t desired = 0, compare = 0, old = 0;
+    std::memcpy(&desired, origin_addr, 8);
+    std::memcpy(&compare, compare_addr, 8);
+    const std::ptrdiff_t at_displacement = 0;
+    engine::Engine::WordUpdate how;
+    how.kind = engine::Engine::WordUpdate::kCompareAndSwap;
+    how.operands = {&desired, 1};
+    how.compare = compare;
+    auto done =
+        E().update_words((*entry)->window, target_rank, static_cast<std::uint64_t>(target_disp),
+                         {&at_displacement, 1}, how, {&old, 1}, "MPI_Compare_and_swap");
+    TW_WIN_TRY(win, done.status());
+    if (*done) {
+      std::memcpy(result_addr, &old, 8);
+      return MPI_SUCCESS;
+    }
+  }
   TW_WIN_TRY(win, E().accumulate((*entry)->window, target_rank,
                                  static_cast<std::uint64_t>(target_disp), bytes,
                                  [&](std::span<std::uint8_t> there) -> Result<bool> {

@@ -65,6 +65,10 @@ constexpr Pvar kPvars[] = {
      "blocking receives that took an eager message straight from the transport, without a "
      "request",
      [](const Snapshot& s) { return s.engine.receives_unnamed; }},
+    {"tagwire_word_atomics",
+     "8-byte window words accumulated by the transport's atomics (the NIC's on verbs), not under "
+     "the accumulate lock",
+     [](const Snapshot& s) { return s.engine.word_atomics; }},
     {"tagwire_eager_sent", "messages sent eagerly",
      [](const Snapshot& s) { return s.engine.eager_sent; }},
     {"tagwire_rendezvous_sent", "messages sent by rendezvous",

@@ -42,4 +42,9 @@ Result<std::unique_ptr<Registration>> Transport::allocate_window_memory(std::siz
   return heap_memory(*this, bytes, RemoteAccess::kReadAndWrite);
 }
 
+Result<Issued> Transport::fetch_add(PeerId, std::uint64_t, std::span<const std::uint8_t>,
+                                    std::uint64_t, std::uint64_t*, Completion) {
+  return Status(ErrorCode::kUnsupported, "this transport has no remote fetch-and-add");
+}
+
 }  // namespace tagwire::transport

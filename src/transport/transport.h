@@ -46,6 +46,8 @@ enum class Delivery {
 };
 
 // What a peer may do with registered memory: the least that the use needs.
+// kReadAndWrite is a window's: reads, writes, and the atomics of
+// fetch_add and compare_and_swap where the transport offers_word_atomics().
 enum class RemoteAccess { kRead, kReadAndAtomic, kReadAndWrite };
 
 // Receives every message that arrives on the ordered channels. Called from
@@ -193,6 +195,21 @@ class Transport {
                                           std::span<const std::uint8_t> remote_key,
                                           std::uint64_t expected, std::uint64_t desired,
                                           std::uint64_t* old_value, Completion done) = 0;
+
+  // Atomically: *remote += add (modulo 2^64); the old value lands in
+  // *old_value. Atomic with respect to compare_and_swap and fetch_add on
+  // the same word from every rank, this one included (`peer` may be this
+  // process), on window memory (kReadAndWrite) of a transport that
+  // offers_word_atomics(); kUnsupported elsewhere (the default).
+  virtual Result<Issued> fetch_add(PeerId peer, std::uint64_t remote_address,
+                                   std::span<const std::uint8_t> remote_key, std::uint64_t add,
+                                   std::uint64_t* old_value, Completion done);
+
+  // Whether fetch_add and compare_and_swap reach window memory
+  // (kReadAndWrite) of every rank, this one included, atomically with
+  // respect to each other: a window may then update 8-byte words with them
+  // alone (verbs, where the device has atomics). False by default.
+  virtual bool offers_word_atomics() const { return false; }
 
   // Compare-and-swap on this process's own memory (`word` lies in `memory`,
   // registered with kReadAndAtomic), atomic with respect to peers'

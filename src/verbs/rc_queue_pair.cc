@@ -197,17 +197,34 @@ Status RcQueuePair::post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64
 Status RcQueuePair::post_compare_and_swap(std::uint64_t wr_id, LocalBuffer result,
                                           std::uint64_t remote_address, std::uint32_t rkey,
                                           std::uint64_t expected, std::uint64_t desired) {
+  return post_atomic(wr_id, result, remote_address, rkey,
+                     AtomicOp::compare_and_swap(expected, desired));
+}
+
+Status RcQueuePair::post_fetch_and_add(std::uint64_t wr_id, LocalBuffer result,
+                                       std::uint64_t remote_address, std::uint32_t rkey,
+                                       std::uint64_t add) {
+  return post_atomic(wr_id, result, remote_address, rkey, AtomicOp::add(add));
+}
+
+Status RcQueuePair::post_atomic(std::uint64_t wr_id, LocalBuffer result,
+                                std::uint64_t remote_address, std::uint32_t rkey,
+                                const AtomicOp& atomic) {
+  const char* name = atomic.fetch_add ? "fetch-and-add" : "compare-and-swap";
   if (remote_address % 8 != 0 || result.length < 8) {
     return {ErrorCode::kInvalidArgument,
-            "compare-and-swap needs an 8-byte-aligned remote word and 8 result bytes"};
+            std::string(name) + " needs an 8-byte-aligned remote word and 8 result bytes"};
   }
   ibv_sge sge = sge_of(LocalBuffer{result.address, 8, result.lkey});
-  ibv_send_wr wr = one_sge_wr(wr_id, &sge, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_SEND_SIGNALED);
+  ibv_send_wr wr = one_sge_wr(
+      wr_id, &sge, atomic.fetch_add ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP,
+      IBV_SEND_SIGNALED);
   wr.wr.atomic.remote_addr = remote_address;
   wr.wr.atomic.rkey = rkey;
-  wr.wr.atomic.compare_add = expected;
-  wr.wr.atomic.swap = desired;
-  return post(wr, "ibv_post_send(ATOMIC_CMP_AND_SWP)");
+  wr.wr.atomic.compare_add = atomic.compare_add;
+  wr.wr.atomic.swap = atomic.swap;
+  return post(wr, atomic.fetch_add ? "ibv_post_send(ATOMIC_FETCH_AND_ADD)"
+                                   : "ibv_post_send(ATOMIC_CMP_AND_SWP)");
 }
 
 Status post_srq_receive(ibv_srq* srq, std::uint64_t wr_id, LocalBuffer buffer) {

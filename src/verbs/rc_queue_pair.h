@@ -36,6 +36,19 @@ struct WriteOptions {
   std::uint32_t immediate = 0;
 };
 
+// One of the NIC's two 8-byte atomics: a compare-and-swap (if the word is
+// `compare_add`, it becomes `swap`) or a fetch-and-add of `compare_add`.
+// Both return the word's old value.
+struct AtomicOp {
+  bool fetch_add = false;
+  std::uint64_t compare_add = 0;
+  std::uint64_t swap = 0;
+  static AtomicOp compare_and_swap(std::uint64_t expected, std::uint64_t desired) {
+    return {false, expected, desired};
+  }
+  static AtomicOp add(std::uint64_t value) { return {true, value, 0}; }
+};
+
 class RcQueuePair {
  public:
   // `depth`: send and receive queue sizes; `max_inline`: bytes a SEND may
@@ -73,6 +86,13 @@ class RcQueuePair {
   Status post_compare_and_swap(std::uint64_t wr_id, LocalBuffer result,
                                std::uint64_t remote_address, std::uint32_t rkey,
                                std::uint64_t expected, std::uint64_t desired);
+  // 8-byte fetch-and-add of `add` (modulo 2^64) at an 8-byte-aligned remote
+  // word; the old value lands in `result`.
+  Status post_fetch_and_add(std::uint64_t wr_id, LocalBuffer result, std::uint64_t remote_address,
+                            std::uint32_t rkey, std::uint64_t add);
+  // Either of the two: `atomic` says which (AtomicOp).
+  Status post_atomic(std::uint64_t wr_id, LocalBuffer result, std::uint64_t remote_address,
+                     std::uint32_t rkey, const AtomicOp& atomic);
 
   ibv_qp* get() const { return qp_.get(); }
   std::uint32_t qpn() const { return qp_->qp_num; }

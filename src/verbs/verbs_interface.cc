@@ -152,7 +152,9 @@ Result<std::unique_ptr<transport::Registration>> VerbsInterface::register_memory
   if (access == transport::RemoteAccess::kReadAndAtomic) {
     flags |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_WRITE;
   } else if (access == transport::RemoteAccess::kReadAndWrite) {
-    flags |= IBV_ACCESS_REMOTE_WRITE;
+    // Window memory: RDMA READ and WRITE, and the NIC's atomics for
+    // 8-byte accumulates (Capabilities::word_atomics).
+    flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
   }
   if (cache_ && access == transport::RemoteAccess::kRead) {
     // A rendezvous send's buffer: the cache's (read-only to peers).
@@ -167,26 +169,27 @@ Result<std::unique_ptr<transport::Registration>> VerbsInterface::register_memory
       new VerbsRegistration(std::move(mr).value(), address, length, &counters_));
 }
 
-Result<std::uint64_t> VerbsInterface::local_compare_and_swap(const transport::Registration& memory,
-                                                             std::uint64_t* word,
-                                                             std::uint64_t expected,
-                                                             std::uint64_t desired) {
+bool VerbsInterface::has_atomics() const {
+  return device_.caps().atomic_cap != IBV_ATOMIC_NONE;
+}
+
+Result<std::uint64_t> VerbsInterface::local_atomic(std::uint32_t rkey, std::uint64_t* word,
+                                                   const AtomicOp& atomic) {
   if (one_sided_cancel_possible(device_.caps())) {
     // IBV_ATOMIC_GLOB: the NIC's atomics are atomic with the CPU's.
     std::atomic_ref<std::uint64_t> target(*word);
-    std::uint64_t seen = expected;
-    target.compare_exchange_strong(seen, desired);
+    if (atomic.fetch_add) return target.fetch_add(atomic.compare_add);
+    std::uint64_t seen = atomic.compare_add;
+    target.compare_exchange_strong(seen, atomic.swap);
     return seen;
   }
   // IBV_ATOMIC_HCA (rxe, most NICs): only the NIC's own atomics are atomic
-  // with a peer's RDMA CAS, so the claim goes through the NIC too, on a QP
+  // with a peer's, so this process's own goes through the NIC too, on a QP
   // connected to itself, polled here (it never enters the shared CQ).
   if (!loopback_) TAGWIRE_RETURN_IF_ERROR(open_loopback());
-  std::uint32_t rkey = 0;
-  TAGWIRE_RETURN_IF_ERROR(unpack_rkey(memory.packed_key(), &rkey));
-  TAGWIRE_RETURN_IF_ERROR(loopback_->post_compare_and_swap(
-      wr_id(WrKind::kCas, 0), LocalBuffer{&loopback_result_[0], 8, loopback_mr_->lkey},
-      reinterpret_cast<std::uint64_t>(word), rkey, expected, desired));
+  TAGWIRE_RETURN_IF_ERROR(loopback_->post_atomic(
+      wr_id(WrKind::kAtomic, 0), LocalBuffer{&loopback_result_[0], 8, loopback_mr_->lkey},
+      reinterpret_cast<std::uint64_t>(word), rkey, atomic));
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   ibv_wc wc{};
   for (;;) {
@@ -194,10 +197,10 @@ Result<std::uint64_t> VerbsInterface::local_compare_and_swap(const transport::Re
     if (got < 0) return verbs_error("ibv_poll_cq (loopback)", -got);
     if (got == 1) break;
     if (std::chrono::steady_clock::now() > until) {
-      return Status(ErrorCode::kInternal, "loopback compare-and-swap: no completion in 10 s");
+      return Status(ErrorCode::kInternal, "loopback atomic: no completion in 10 s");
     }
   }
-  if (wc.status != IBV_WC_SUCCESS) return completion_error("loopback compare-and-swap", wc);
+  if (wc.status != IBV_WC_SUCCESS) return completion_error("loopback atomic", wc);
   return loopback_result_[0];
 }
 

@@ -119,12 +119,14 @@ class VerbsInterface {
   Result<std::unique_ptr<transport::Registration>> register_memory(void* address,
                                                                    std::size_t length,
                                                                    transport::RemoteAccess access);
-  // transport::Transport::local_compare_and_swap: a CPU atomic where the
-  // device's atomics are coherent with the CPU's (IBV_ATOMIC_GLOB), else
-  // the NIC's own CAS on a QP connected to itself.
-  Result<std::uint64_t> local_compare_and_swap(const transport::Registration& memory,
-                                               std::uint64_t* word, std::uint64_t expected,
-                                               std::uint64_t desired);
+  // transport::Transport::local_compare_and_swap and local_fetch_add: a
+  // CPU atomic where the device's atomics are coherent with the CPU's
+  // (IBV_ATOMIC_GLOB), else the NIC's own atomic on a QP connected to
+  // itself. `rkey` is the word's registration's. Returns the old value.
+  Result<std::uint64_t> local_atomic(std::uint32_t rkey, std::uint64_t* word,
+                                     const AtomicOp& atomic);
+  // Whether the device has atomics at all (IBV_ATOMIC_HCA or _GLOB).
+  bool has_atomics() const;
 
   // One message arrived (ring or self queue): counted, then handed to
   // `receiver` if there is one.

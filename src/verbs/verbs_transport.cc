@@ -280,14 +280,33 @@ class VerbsTransport final : public transport::Transport {
                                              std::uint64_t expected, std::uint64_t desired,
                                              std::uint64_t* old_value,
                                              transport::Completion done) override {
+    return atomic(peer, remote_address, remote_key, AtomicOp::compare_and_swap(expected, desired),
+                  old_value, done);
+  }
+
+  Result<transport::Issued> fetch_add(transport::PeerId peer, std::uint64_t remote_address,
+                                      std::span<const std::uint8_t> remote_key, std::uint64_t add,
+                                      std::uint64_t* old_value,
+                                      transport::Completion done) override {
+    return atomic(peer, remote_address, remote_key, AtomicOp::add(add), old_value, done);
+  }
+
+  bool offers_word_atomics() const override { return iface_.has_atomics(); }
+
+  // One of the NIC's atomics on a peer's word. On our own word it is the
+  // NIC's too, through the loopback QP, unless the device's atomics are
+  // the CPU's (IBV_ATOMIC_GLOB): under IBV_ATOMIC_HCA a CPU atomic there
+  // would not be atomic with a peer's.
+  Result<transport::Issued> atomic(transport::PeerId peer, std::uint64_t remote_address,
+                                   std::span<const std::uint8_t> remote_key, const AtomicOp& a,
+                                   std::uint64_t* old_value, transport::Completion done) {
     TAGWIRE_RETURN_IF_ERROR(check_peer(peer));
     std::uint32_t rkey = 0;
     TAGWIRE_RETURN_IF_ERROR(unpack_rkey(remote_key, &rkey));
     if (peer == options_.rank) {
-      std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(remote_address));
-      std::uint64_t seen = expected;
-      word.compare_exchange_strong(seen, desired);
-      *old_value = seen;
+      auto old = iface_.local_atomic(rkey, reinterpret_cast<std::uint64_t*>(remote_address), a);
+      if (!old) return old.status();
+      *old_value = *old;
       return transport::Issued::kDone;
     }
     const auto p = static_cast<std::size_t>(peer);
@@ -295,9 +314,9 @@ class VerbsTransport final : public transport::Transport {
     while (!iface_.atomic_free()) poll_completions();
     const std::uint32_t slot = iface_.take_atomic();
     const std::uint64_t op = next_op_++;
-    Status s = endpoints_[p].qp().post_compare_and_swap(
-        wr_id(WrKind::kCas, op), LocalBuffer{iface_.atomic_word(slot), 8, iface_.atomic_lkey()},
-        remote_address, rkey, expected, desired);
+    Status s = endpoints_[p].qp().post_atomic(
+        wr_id(WrKind::kAtomic, op), LocalBuffer{iface_.atomic_word(slot), 8, iface_.atomic_lkey()},
+        remote_address, rkey, a);
     if (!s.is_ok()) {
       iface_.give_atomic(slot);
       return s;
@@ -309,7 +328,9 @@ class VerbsTransport final : public transport::Transport {
   Result<std::uint64_t> local_compare_and_swap(const transport::Registration& memory,
                                                std::uint64_t* word, std::uint64_t expected,
                                                std::uint64_t desired) override {
-    return iface_.local_compare_and_swap(memory, word, expected, desired);
+    std::uint32_t rkey = 0;
+    TAGWIRE_RETURN_IF_ERROR(unpack_rkey(memory.packed_key(), &rkey));
+    return iface_.local_atomic(rkey, word, AtomicOp::compare_and_swap(expected, desired));
   }
 
   unsigned progress() override {
@@ -822,16 +843,16 @@ class VerbsTransport final : public transport::Transport {
         return;
       case WrKind::kRead:
       case WrKind::kWrite:
-      case WrKind::kCas: {
+      case WrKind::kAtomic: {
         auto it = pending_.find(index);
         if (it == pending_.end()) return;
         Pending pend = std::move(it->second);
         pending_.erase(it);
         const char* what = kind == WrKind::kRead    ? "RDMA READ"
                            : kind == WrKind::kWrite ? "RDMA WRITE"
-                                                    : "compare-and-swap";
+                                                    : "atomic";
         Status s = wc.status == IBV_WC_SUCCESS ? Status::ok() : completion_error(what, wc);
-        if (kind != WrKind::kCas) {
+        if (kind != WrKind::kAtomic) {
           --rdma_in_flight_;
         } else {
           if (pend.old_value != nullptr) *pend.old_value = *iface_.atomic_word(pend.atomic_slot);

@@ -15,7 +15,7 @@ namespace tagwire::verbs {
 enum class WrKind : std::uint64_t {
   kRecv = 1,
   kRead = 3,
-  kCas = 4,
+  kAtomic = 4,  // compare-and-swap or fetch-and-add
   kWrite = 5,
   kRing = 6,    // an eager message into the peer's ring
   kCredit = 7,  // our consumed count into the peer's credit word (or a flush)

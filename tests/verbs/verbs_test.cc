@@ -237,7 +237,7 @@ TEST_F(OnDevice, TagMatchingSrqWhereTheDeviceHasIt) {
   EXPECT_EQ(ibv_destroy_srq(srq), 0);
 }
 
-TEST_F(OnDevice, SendReceiveWriteReadAndCompareAndSwap) {
+TEST_F(OnDevice, SendReceiveWriteReadAndAtomics) {
   connect_pair();
   std::vector<std::uint8_t> src(4096), dst(4096, 0), word(8, 0), result(8, 0);
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 3);
@@ -302,6 +302,29 @@ TEST_F(OnDevice, SendReceiveWriteReadAndCompareAndSwap) {
                                          word_mr->rkey, 0, 1)
                    .is_ok())
       << "an unaligned CAS must be refused before it reaches the NIC";
+
+  // Fetch-and-add (a window's 8-byte accumulates): returns the old value,
+  // adds modulo 2^64, and refuses an unaligned word too.
+  ASSERT_TRUE(
+      a_->post_fetch_and_add(10, {result.data(), 8, result_mr->lkey}, word_addr, word_mr->rkey, 8)
+          .is_ok());
+  EXPECT_EQ(completions(1)[0].status, IBV_WC_SUCCESS);
+  std::memcpy(&old, result.data(), 8);
+  std::memcpy(&now, word.data(), 8);
+  EXPECT_EQ(old, 42u);
+  EXPECT_EQ(now, 50u);
+  ASSERT_TRUE(a_->post_fetch_and_add(11, {result.data(), 8, result_mr->lkey}, word_addr,
+                                     word_mr->rkey, ~std::uint64_t{0} - 49)
+                  .is_ok());
+  EXPECT_EQ(completions(1)[0].status, IBV_WC_SUCCESS);
+  std::memcpy(&old, result.data(), 8);
+  std::memcpy(&now, word.data(), 8);
+  EXPECT_EQ(old, 50u);
+  EXPECT_EQ(now, 0u) << "adding 2^64 - 50 to 50 wraps to 0";
+  EXPECT_FALSE(a_->post_fetch_and_add(12, {result.data(), 8, result_mr->lkey}, word_addr + 4,
+                                      word_mr->rkey, 1)
+                   .is_ok())
+      << "an unaligned fetch-and-add must be refused before it reaches the NIC";
 }
 
 // One-sided send cancel's claim: the transport's compare-and-swap on its own

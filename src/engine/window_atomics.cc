@@ -1,0 +1,203 @@
+// Word atomics: 8-byte integer accumulates through the transport's remote
+// atomics (window.h, Engine::update_words).
+//
+// Under the accumulate lock (window_lock.cc) an MPI_Fetch_and_op costs a
+// compare-and-swap to take the lock, a read, a write, a flush and a
+// compare-and-swap to give it back: five round trips. Where every rank's
+// transport has remote atomics (verbs: the NIC's), an 8-byte integer word
+// is updated by one of them instead: MPI_SUM and MPI_NO_OP by one
+// fetch-and-add, MPI_Compare_and_swap by one compare-and-swap, every other
+// operation by a compare-and-swap from the value last seen, retried with
+// the value it found until it takes.
+//
+// MPI makes accumulates atomic per element and datatype (MPI-3.1 §11.7.1),
+// so the rule that keeps them so is per word: every origin updates every
+// aligned 8-byte integer word of such a window through the transport's
+// atomics, its own window included (through the NIC too where its atomics
+// are not the CPU's, IBV_ATOMIC_HCA), and never under the lock. A word
+// that is not 8-byte aligned at the target cannot take a NIC atomic; such
+// a word is always misaligned, whoever updates it, so it always goes under
+// the accumulate lock, one word at a time.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace tagwire::engine {
+
+bool Engine::takes_word_atomics(const Window* w) {
+  return w != nullptr && w->word_atomics;
+}
+
+Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
+                                  std::span<const std::ptrdiff_t> offsets, const WordUpdate& how,
+                                  std::span<std::uint64_t> old_values, const char* what) {
+  if (w == nullptr) return Status(ErrorCode::kInvalidWindow, "null window");
+  if (!w->word_atomics) return false;
+  if (old_values.size() != offsets.size() || how.operands.size() != offsets.size() ||
+      (how.kind == WordUpdate::kCombine && !how.combine)) {
+    return Status(ErrorCode::kInternal, std::string(what) + ": a word update without its operands");
+  }
+  if (offsets.empty()) return false;  // accumulate() checks the epoch and the rank
+  const auto [lo_it, hi_it] = std::minmax_element(offsets.begin(), offsets.end());
+  const std::ptrdiff_t lo = *lo_it;
+  const auto span = static_cast<std::size_t>(*hi_it - lo) + 8;
+  auto region = dynamic_region(w, target, disp + static_cast<std::uint64_t>(lo), span, what);
+  if (!region) return region.status();
+  Result<RmaTarget> at = RmaTarget{};
+  int peer = -1;
+  {
+    std::lock_guard lock(mutex_);
+    at = rma_target(w, span, target, disp, what, region->get(), lo);
+    if (!at) return at.status();
+    if (target == kProcNull) return true;
+    // A window whose memory the transport maps here (a shared window's)
+    // never takes word atomics (window.cc); a view here is this rank's own
+    // attached memory (a dynamic window's), which goes through the
+    // transport's atomics as every other rank's update of it does.
+    peer = w->comm->world_rank(target);
+    if (is_dead(peer)) return peer_failed_status(peer);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    counters_.word_atomics += offsets.size();
+  }
+  auto address_of = [&](std::size_t i) {
+    return at->address + static_cast<std::uint64_t>(offsets[i] - lo);
+  };
+
+  // One word under the accumulate lock: it is misaligned for every origin.
+  auto locked = [&](std::size_t i) -> Status {
+    return accumulate(
+        w, target, disp, 8,
+        [&](std::span<std::uint8_t> bytes) -> Result<bool> {
+          std::uint64_t word = 0;
+          std::memcpy(&word, bytes.data(), 8);
+          old_values[i] = word;
+          const std::uint64_t operand = how.operands[i];
+          switch (how.kind) {
+            case WordUpdate::kAdd:
+              if (operand == 0) return false;
+              word += operand;
+              break;
+            case WordUpdate::kCompareAndSwap:
+              if (word != how.compare) return false;
+              word = operand;
+              break;
+            case WordUpdate::kCombine:
+              word = how.combine(word, operand);
+              break;
+          }
+          std::memcpy(bytes.data(), &word, 8);
+          return true;
+        },
+        what, {}, offsets[i]);
+  };
+
+  // One transport atomic per word of `words`, all issued before any is
+  // waited for: a fetch-and-add of the word's operand (`add`, or 0 to read
+  // it: atomic with the others, where a READ need not be), or a swap of
+  // each Issue's `compare` for its `desired`. Every issued one is waited
+  // for, even after a failure: their answers land in `issues`.
+  struct Issue {
+    std::uint64_t compare = 0;
+    std::uint64_t desired = 0;
+    std::uint64_t old = 0;
+    WindowOpWait wait;
+  };
+  enum class Op { kAdd, kRead, kSwap };
+  auto run = [&](const std::vector<std::size_t>& words, Op op, std::vector<Issue>& issues) {
+    Status failed;
+    {
+      std::lock_guard lock(mutex_);
+      for (std::size_t k = 0; k < words.size(); ++k) {
+        Issue& is = issues[k];
+        if (!failed.is_ok()) {
+          is.wait.finished = true;
+          continue;
+        }
+        const std::uint64_t address = address_of(words[k]);
+        auto issued = op == Op::kSwap
+                          ? transport_->compare_and_swap(peer, address, at->key, is.compare,
+                                                         is.desired, &is.old, is.wait.completion())
+                          : transport_->fetch_add(peer, address, at->key,
+                                                  op == Op::kAdd ? how.operands[words[k]] : 0,
+                                                  &is.old, is.wait.completion());
+        if (!issued) {
+          failed = issued.status();
+          is.wait.finished = true;
+        } else if (*issued == transport::Issued::kDone) {
+          is.wait.finished = true;
+        }
+      }
+    }
+    progress_until([&] {
+      return std::all_of(issues.begin(), issues.end(),
+                         [](const Issue& is) { return is.wait.finished; });
+    });
+    for (const Issue& is : issues) {
+      if (failed.is_ok() && !is.wait.status.is_ok()) failed = is.wait.status;
+    }
+    return failed.with_context(what);
+  };
+
+  std::vector<std::size_t> aligned;
+  aligned.reserve(offsets.size());
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    if (address_of(i) % 8 != 0) {
+      TAGWIRE_RETURN_IF_ERROR(locked(i));
+    } else {
+      aligned.push_back(i);
+    }
+  }
+  if (aligned.empty()) return true;
+
+  if (how.kind == WordUpdate::kAdd) {
+    std::vector<Issue> adds(aligned.size());
+    TAGWIRE_RETURN_IF_ERROR(run(aligned, Op::kAdd, adds));
+    for (std::size_t k = 0; k < aligned.size(); ++k) old_values[aligned[k]] = adds[k].old;
+    return true;
+  }
+  // Swaps: a first guess at each word (the comparand, or the word's value
+  // read), then rounds of swaps for the words whose guess was wrong.
+  std::vector<std::uint64_t> guess(aligned.size(), how.compare);
+  if (how.kind == WordUpdate::kCombine) {
+    std::vector<Issue> reads(aligned.size());
+    TAGWIRE_RETURN_IF_ERROR(run(aligned, Op::kRead, reads));
+    for (std::size_t k = 0; k < aligned.size(); ++k) guess[k] = reads[k].old;
+  }
+  std::vector<std::size_t> pending = aligned;
+  std::vector<std::size_t> slot(aligned.size());  // index into guess, by position in pending
+  for (std::size_t k = 0; k < aligned.size(); ++k) slot[k] = k;
+  while (!pending.empty()) {
+    std::vector<Issue> round(pending.size());
+    for (std::size_t k = 0; k < pending.size(); ++k) {
+      const std::uint64_t seen = guess[slot[k]];
+      const std::uint64_t operand = how.operands[pending[k]];
+      round[k].compare = seen;
+      round[k].desired =
+          how.kind == WordUpdate::kCompareAndSwap ? operand : how.combine(seen, operand);
+    }
+    TAGWIRE_RETURN_IF_ERROR(run(pending, Op::kSwap, round));
+    std::vector<std::size_t> again, again_slot;
+    for (std::size_t k = 0; k < pending.size(); ++k) {
+      const std::uint64_t found = round[k].old;
+      // A compare-and-swap is one try; a combine tries until its guess was
+      // the word's value, which it then replaced.
+      if (how.kind == WordUpdate::kCompareAndSwap || found == round[k].compare) {
+        old_values[pending[k]] = found;
+      } else {
+        guess[slot[k]] = found;
+        again.push_back(pending[k]);
+        again_slot.push_back(slot[k]);
+      }
+    }
+    pending.swap(again);
+    slot.swap(again_slot);
+  }
+  return true;
+}
+
+}  // namespace tagwire::engine
