@@ -364,12 +364,13 @@ class Engine final : public transport::Receiver,
                     const AccumulateUpdate& update, const char* what,
                     std::span<const ByteRange> written = {}, std::ptrdiff_t offset = 0);
   // Word atomics (window_atomics.cc): on a window whose every rank's
-  // transport offers them (Transport::offers_word_atomics, and
-  // TAGWIRE_NIC_ATOMICS), accumulates of 8-byte integers update each word
-  // with one of the transport's atomics instead of under the accumulate
-  // lock: a fetch-and-add, or compare-and-swap retried until it takes.
-  // Every origin takes this path for every 8-byte integer word of such a
-  // window, so they are atomic with respect to each other.
+  // transport offers them (Transport::offers_word_atomics), or that every
+  // rank maps (Window::view_atomics), and with TAGWIRE_RMA_ATOMICS on,
+  // accumulates of 8-byte integers update each word with one atomic (the
+  // transport's, or the CPU's on the mapping) instead of under the
+  // accumulate lock: a fetch-and-add, or compare-and-swap retried until it
+  // takes. Every origin takes this path for every 8-byte integer word of
+  // such a window, so they are atomic with respect to each other.
   struct WordUpdate {
     enum Kind : std::uint8_t {
       kAdd,             // word += operand (MPI_SUM; MPI_NO_OP with 0)
@@ -386,9 +387,8 @@ class Engine final : public transport::Receiver,
   static bool takes_word_atomics(const Window* window);
   // The 8-byte words at `offsets` (bytes from displacement `disp` of
   // `target`), updated as `how` says, their old values into `old_values`
-  // (one per word). False, having done nothing, when the window does not
-  // take word atomics (its memory is mapped here, or some rank's transport
-  // has none): the caller then uses accumulate(). Complete at the target
+  // (one per word). False, having done nothing, when the window takes
+  // neither kind: the caller then uses accumulate(). Complete at the target
   // when it returns.
   Result<bool> update_words(Window* window, int target, std::uint64_t disp,
                             std::span<const std::ptrdiff_t> offsets, const WordUpdate& how,

@@ -64,10 +64,11 @@ constexpr SettingInfo kCollectives{
     "rooted collectives' shape: auto (flat with more ranks than cores on one host, else a "
     "binomial tree) tree flat",
     "auto", check_with<parse_shape>};
-constexpr SettingInfo kNicAtomics{
-    "TAGWIRE_NIC_ATOMICS",
-    "one-sided accumulates of 8-byte integers (MPI_Fetch_and_op, MPI_Compare_and_swap, ...) use "
-    "the NIC's atomics where every rank's device has them; 0: under a lock word (1 0)",
+constexpr SettingInfo kRmaAtomics{
+    "TAGWIRE_RMA_ATOMICS",
+    "one-sided accumulates of 8-byte integers (MPI_Fetch_and_op, MPI_Compare_and_swap, ...) word "
+    "by word by atomics: the NIC's where every rank's device has them, the CPU's where every rank "
+    "maps the window; 0: under a lock word (1 0)",
     "1", check_with<parse_bool>};
 // (TAGWIRE_PEER_TIMEOUT was here, documented and checked but read by no
 // code: removed, so that setting it fails MPI_Init instead of doing
@@ -75,7 +76,7 @@ constexpr SettingInfo kNicAtomics{
 // finding: docs/using-tagwire.md.)
 constexpr const SettingInfo* kTable[] = {&kEagerThreshold, &kLogLevel,    &kTransport,
                                          &kProgressThread, &kCancelAgent, &kUnexpectedLimit,
-                                         &kCollectives,    &kNicAtomics};
+                                         &kCollectives,    &kRmaAtomics};
 
 }  // namespace
 
@@ -93,7 +94,7 @@ Result<Config> Config::read(Settings settings) {
   TAGWIRE_RETURN_IF_ERROR(settings.read(kCancelAgent, parse_bool, &c.cancel_agent));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kUnexpectedLimit, parse_size, &c.unexpected_limit));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kCollectives, parse_shape, &c.collective_shape));
-  TAGWIRE_RETURN_IF_ERROR(settings.read(kNicAtomics, parse_bool, &c.nic_atomics));
+  TAGWIRE_RETURN_IF_ERROR(settings.read(kRmaAtomics, parse_bool, &c.rma_atomics));
   c.settings = std::move(settings);
   return c;
 }

@@ -49,9 +49,9 @@ struct Config {
   // TAGWIRE_COLLECTIVES: auto is flat on one host with more ranks than
   // cores, a tree otherwise.
   CollectiveShape collective_shape = CollectiveShape::kAuto;
-  // TAGWIRE_NIC_ATOMICS: windows whose every rank's transport has remote
-  // atomics update 8-byte integer words with them (Window::word_atomics).
-  bool nic_atomics = true;
+  // TAGWIRE_RMA_ATOMICS: windows update 8-byte integer words by atomics
+  // where they can (Window::word_atomics, Window::view_atomics).
+  bool rma_atomics = true;
   // Every TAGWIRE_* variable set, checked: the layers above and below read
   // their own from it.
   Settings settings;

@@ -41,9 +41,9 @@ struct EngineCounters {
   // helper thread left messages in the transport because the queue held
   // that much, and the most the queue held (bytes, MatchingState::held_bytes).
   std::uint64_t helper_held_back = 0;
-  // Window words updated by one of the transport's atomics each
-  // (Engine::update_words: the NIC's, on verbs), misaligned ones under the
-  // accumulate lock included.
+  // Window words updated by one atomic each (Engine::update_words: the
+  // NIC's on verbs, the CPU's on a window every rank maps), misaligned
+  // ones under the accumulate lock included.
   std::uint64_t word_atomics = 0;
   std::uint64_t unexpected_bytes_peak = 0;
   // Who matched what: software or the NIC, what the NIC was given, and why

@@ -19,10 +19,12 @@ struct WindowRecord {
   std::int32_t disp_unit;
   std::uint32_t key_length;
   std::uint32_t lock_key_length;
-  std::uint32_t flags;  // kRecordWordAtomics
+  std::uint32_t flags;  // kRecord*
 };
 // This rank takes word atomics (Window::word_atomics needs every rank's).
 constexpr std::uint32_t kRecordWordAtomics = 1;
+// TAGWIRE_RMA_ATOMICS is on here (Window::rma_atomics needs every rank's).
+constexpr std::uint32_t kRecordRmaAtomics = 2;
 
 }  // namespace
 
@@ -105,7 +107,8 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
       disp_unit,
       key_lengths[0],
       key_lengths[1],
-      config_.nic_atomics && transport_->offers_word_atomics() ? kRecordWordAtomics : 0};
+      (config_.rma_atomics ? kRecordRmaAtomics : 0u) |
+          (config_.rma_atomics && transport_->offers_word_atomics() ? kRecordWordAtomics : 0u)};
   std::memcpy(mine.data(), &record, sizeof(record));
   std::uint8_t* const keys = mine.data() + sizeof(record);
   if (!key.empty()) std::memcpy(keys, key.data(), key.size());
@@ -113,10 +116,12 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
   auto all = allgather(comm, mine, kCollectiveTag);
   if (!all) return all.status().with_context("MPI_Win_create");
   w->word_atomics = true;
+  w->rma_atomics = true;
   for (const auto& part : *all) {
     WindowRecord r;
     std::memcpy(&r, part.data(), sizeof(r));
     if ((r.flags & kRecordWordAtomics) == 0) w->word_atomics = false;
+    if ((r.flags & kRecordRmaAtomics) == 0) w->rma_atomics = false;
     if (r.key_length > longest[0] || r.lock_key_length > longest[1]) {
       return Status(ErrorCode::kProtocol, "malformed window record");
     }
@@ -145,6 +150,21 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
           transport_->map_remote(peer, rw.lock_key, rw.lock_words,
                                  window_lock_words(w->ranks.size()) * sizeof(std::uint64_t)));
     }
+  }
+  // CPU atomics on the mappings (window_atomics.cc) need every origin to
+  // map every part: the ranks agree on it, where the transport maps at all.
+  if (caps_.maps_peer_memory && w->rma_atomics) {
+    std::uint8_t maps_all = 1;
+    for (std::size_t t = 0; t < w->ranks.size(); ++t) {
+      if (static_cast<int>(t) != comm->rank() && w->ranks[t].size > 0 &&
+          w->ranks[t].view == nullptr) {
+        maps_all = 0;
+      }
+    }
+    auto agreed = allgather(comm, {&maps_all, 1}, kCollectiveTag);
+    if (!agreed) return agreed.status().with_context("MPI_Win_create");
+    w->view_atomics = std::all_of(agreed->begin(), agreed->end(),
+                                  [](const auto& v) { return !v.empty() && v[0] == 1; });
   }
   const std::size_t n = w->ranks.size();
   w->locks.assign(n, HeldLock::kNone);

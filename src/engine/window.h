@@ -18,8 +18,9 @@
 // memory under a second word of each rank's, the accumulate lock, so that
 // they are atomic with respect to each other whatever the operation,
 // datatype or transport; except that where every rank's transport has
-// remote atomics (the NIC's, on verbs), accumulates of 8-byte integers
-// update each word with one of them instead (window_atomics.cc).
+// remote atomics (the NIC's, on verbs), or every rank maps the window,
+// accumulates of 8-byte integers update each word with one atomic instead
+// (window_atomics.cc).
 #pragma once
 
 #include <cstddef>
@@ -150,10 +151,16 @@ struct Window {
   bool access_open = false, exposure_open = false;
   std::vector<std::uint64_t> posts_sent, posts_taken, completes_sent, completes_taken;
   std::unique_ptr<DynamicWindow> dynamic;  // MPI_Win_create_dynamic's; `base` is the directory
-  // Every rank's transport offers word atomics and TAGWIRE_NIC_ATOMICS is on
+  // TAGWIRE_RMA_ATOMICS is on at every rank.
+  bool rma_atomics = false;
+  // Every rank's transport offers word atomics and TAGWIRE_RMA_ATOMICS is on
   // at every rank: 8-byte integer accumulates go word by word through them
   // (Engine::update_words, window_atomics.cc).
   bool word_atomics = false;
+  // Every rank maps every rank's part here (shm's MPI_Win_allocate, a
+  // shared window), agreed at creation, and TAGWIRE_RMA_ATOMICS is on:
+  // 8-byte integer accumulates are CPU atomics on the mappings.
+  bool view_atomics = false;
   int pending = 0;         // puts and gets not yet complete locally
   bool unflushed = false;  // a put or get went through the transport since the last flush
   Status error;            // the first failure among them, reported by the fence

@@ -1,5 +1,6 @@
-// Word atomics: 8-byte integer accumulates through the transport's remote
-// atomics (window.h, Engine::update_words).
+// Word atomics: 8-byte integer accumulates by atomics, word by word
+// (window.h, Engine::update_words): the transport's remote atomics, or the
+// CPU's on a window every rank maps.
 //
 // Under the accumulate lock (window_lock.cc) an MPI_Fetch_and_op costs a
 // compare-and-swap to take the lock, a read, a write, a flush and a
@@ -18,7 +19,14 @@
 // that is not 8-byte aligned at the target cannot take a NIC atomic; such
 // a word is always misaligned, whoever updates it, so it always goes under
 // the accumulate lock, one word at a time.
+//
+// On one host (the shm transport), where every rank maps every part of
+// the window (MPI_Win_allocate's shared segments, a shared window: the
+// ranks agree on it at creation), the same rule holds with the CPU's
+// atomics on the mappings in place of the NIC's: the lock cost a
+// compare-and-swap, two memcpys and a compare-and-swap per update.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,14 +36,14 @@
 namespace tagwire::engine {
 
 bool Engine::takes_word_atomics(const Window* w) {
-  return w != nullptr && w->word_atomics;
+  return w != nullptr && (w->word_atomics || w->view_atomics);
 }
 
 Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
                                   std::span<const std::ptrdiff_t> offsets, const WordUpdate& how,
                                   std::span<std::uint64_t> old_values, const char* what) {
   if (w == nullptr) return Status(ErrorCode::kInvalidWindow, "null window");
-  if (!w->word_atomics) return false;
+  if (!w->word_atomics && !w->view_atomics) return false;
   if (old_values.size() != offsets.size() || how.operands.size() != offsets.size() ||
       (how.kind == WordUpdate::kCombine && !how.combine)) {
     return Status(ErrorCode::kInternal, std::string(what) + ": a word update without its operands");
@@ -53,20 +61,18 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
     at = rma_target(w, span, target, disp, what, region->get(), lo);
     if (!at) return at.status();
     if (target == kProcNull) return true;
-    // A window whose memory the transport maps here (a shared window's)
-    // never takes word atomics (window.cc); a view here is this rank's own
-    // attached memory (a dynamic window's), which goes through the
-    // transport's atomics as every other rank's update of it does.
+    // With the transport's atomics, a view here is this rank's own
+    // attached memory (a dynamic window's): it goes through them as every
+    // other rank's update of it does (a window the transport maps here
+    // takes CPU atomics on the mappings instead, window.cc).
     peer = w->comm->world_rank(target);
     if (is_dead(peer)) return peer_failed_status(peer);
-  }
-  {
-    std::lock_guard lock(mutex_);
     counters_.word_atomics += offsets.size();
   }
   auto address_of = [&](std::size_t i) {
     return at->address + static_cast<std::uint64_t>(offsets[i] - lo);
   };
+  const bool self = peer == world_rank();
 
   // One word under the accumulate lock: it is misaligned for every origin.
   auto locked = [&](std::size_t i) -> Status {
@@ -142,6 +148,43 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
     }
     return failed.with_context(what);
   };
+
+  if (w->view_atomics) {
+    // Every rank maps this part: a CPU atomic on the mapping, as every
+    // other origin's on its own.
+    std::uint8_t* here = self ? reinterpret_cast<std::uint8_t*>(at->address) : at->view;
+    if (here == nullptr) {
+      return Status(ErrorCode::kInternal,
+                    std::string(what) + ": rank " + std::to_string(target) +
+                        "'s window is not mapped here, though every rank agreed it was");
+    }
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      if (address_of(i) % 8 != 0) {
+        TAGWIRE_RETURN_IF_ERROR(locked(i));
+        continue;
+      }
+      std::atomic_ref<std::uint64_t> word(
+          *reinterpret_cast<std::uint64_t*>(here + (offsets[i] - lo)));
+      const std::uint64_t operand = how.operands[i];
+      std::uint64_t seen = how.compare;
+      switch (how.kind) {
+        case WordUpdate::kAdd:
+          seen = word.fetch_add(operand, std::memory_order_acq_rel);
+          break;
+        case WordUpdate::kCompareAndSwap:
+          word.compare_exchange_strong(seen, operand, std::memory_order_acq_rel);
+          break;
+        case WordUpdate::kCombine:
+          seen = word.load(std::memory_order_acquire);
+          while (!word.compare_exchange_weak(seen, how.combine(seen, operand),
+                                             std::memory_order_acq_rel)) {
+          }
+          break;
+      }
+      old_values[i] = seen;
+    }
+    return true;
+  }
 
   std::vector<std::size_t> aligned;
   aligned.reserve(offsets.size());

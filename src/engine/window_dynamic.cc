@@ -76,6 +76,9 @@ Result<Window*> Engine::win_create_dynamic(Communicator* comm) {
   dynamic->targets.resize((*w)->ranks.size());
   std::lock_guard lock(mutex_);
   (*w)->dynamic = std::move(dynamic);
+  // Its directory may be mapped everywhere; the memory attached later need
+  // not be: no CPU atomics on mappings (window_atomics.cc).
+  (*w)->view_atomics = false;
   return *w;
 }
 

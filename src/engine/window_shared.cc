@@ -151,8 +151,10 @@ Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Com
   for (std::size_t r = 0; r < sizes.size(); ++r) {
     if (sizes[r] > 0) window->ranks[r].view = segment.data() + offsets[r];
   }
-  // Mapped by every rank: accumulates are a memcpy under the lock for all.
+  // Mapped by every rank: 8-byte integer accumulates are CPU atomics on
+  // the mappings for all (window_atomics.cc), never the NIC's.
   window->word_atomics = false;
+  window->view_atomics = window->rma_atomics;
   window->shared_memory = std::move(segment);
   return window;
 }

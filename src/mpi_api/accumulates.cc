@@ -178,6 +178,20 @@ Result<bool> accumulate_words(const void* incoming, const AccumulatePlan& plan, 
   return true;
 }
 
+// One 8-byte integer element by word atomics, planned by nothing more
+// than the checks (MPI_Fetch_and_op's and MPI_Compare_and_swap's path on
+// such a window: the general plan's datatype lookups and vectors were most
+// of a fetch-and-op over shared memory). True when done, the old value in
+// *old_value; false to take the general path.
+Result<bool> one_word(engine::Window* window, int target, MPI_Aint disp,
+                      const engine::Engine::WordUpdate& how, std::uint64_t* old_value,
+                      const char* what) {
+  TAGWIRE_RETURN_IF_ERROR(check_displacement(disp));
+  const std::ptrdiff_t at_displacement = 0;
+  return E().update_words(window, target, static_cast<std::uint64_t>(disp), {&at_displacement, 1},
+                          how, {old_value, 1}, what);
+}
+
 // Get_accumulate's core, shared by Accumulate and Fetch_and_op: the
 // target's old elements into `result` (laid out as `result_type` says;
 // null: not wanted), then target = origin OP target.
@@ -266,6 +280,35 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
 
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  if (is_word_integer(datatype)) {
+    auto entry = window_of(win);
+    TW_WIN_TRY(win, entry.status());
+    if (engine::Engine::takes_word_atomics((*entry)->window)) {
+      TW_WIN_TRY(win, check_accumulate_op(op));
+      if (op != MPI_REPLACE && op != MPI_NO_OP) TW_WIN_TRY(win, check_op(op, datatype));
+      std::uint64_t operand = 0, old = 0;
+      if (op != MPI_NO_OP) std::memcpy(&operand, origin_addr, 8);
+      engine::Engine::WordUpdate how;
+      how.operands = {&operand, 1};
+      if (op == MPI_SUM || op == MPI_NO_OP) {
+        how.kind = engine::Engine::WordUpdate::kAdd;
+      } else {
+        how.kind = engine::Engine::WordUpdate::kCombine;
+        how.combine = [op, datatype](std::uint64_t word, std::uint64_t value) {
+          if (op == MPI_REPLACE) return value;
+          (void)apply_op(op, datatype, &value, &word, 1);  // checked above
+          return word;
+        };
+      }
+      auto done =
+          one_word((*entry)->window, target_rank, target_disp, how, &old, "MPI_Fetch_and_op");
+      TW_WIN_TRY(win, done.status());
+      if (*done) {
+        std::memcpy(result_addr, &old, 8);
+        return MPI_SUCCESS;
+      }
+    }
+  }
   auto plan = plan_accumulate(1, datatype, 1, datatype, op);
   TW_WIN_TRY(win, plan.status());
   TW_WIN_TRY(win, run_accumulate(origin_addr, *plan, result_addr, &plan->target, target_rank,
@@ -278,6 +321,21 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
                          MPI_Win win) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
+  if (engine::Engine::takes_word_atomics((*entry)->window) && is_word_integer(datatype)) {
+    std::uint64_t desired = 0, old = 0;
+    std::memcpy(&desired, origin_addr, 8);
+    engine::Engine::WordUpdate how;
+    how.kind = engine::Engine::WordUpdate::kCompareAndSwap;
+    how.operands = {&desired, 1};
+    std::memcpy(&how.compare, compare_addr, 8);
+    auto done =
+        one_word((*entry)->window, target_rank, target_disp, how, &old, "MPI_Compare_and_swap");
+    TW_WIN_TRY(win, done.status());
+    if (*done) {
+      std::memcpy(result_addr, &old, 8);
+      return MPI_SUCCESS;
+    }
+  }
   auto plan = plan_accumulate(1, datatype, 1, datatype, MPI_REPLACE);
   TW_WIN_TRY(win, plan.status());
   if (datatype >= kFirstDerivedType || plan->target.layout != nullptr) {
@@ -286,24 +344,6 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
   }
   const std::size_t bytes = plan->target.bytes;
   TW_WIN_TRY(win, check_displacement(target_disp));
-  if (engine::Engine::takes_word_atomics((*entry)->window) && is_word_integer(datatype)) {
-    std::uint64_t desired = 0, compare = 0, old = 0;
-    std::memcpy(&desired, origin_addr, 8);
-    std::memcpy(&compare, compare_addr, 8);
-    const std::ptrdiff_t at_displacement = 0;
-    engine::Engine::WordUpdate how;
-    how.kind = engine::Engine::WordUpdate::kCompareAndSwap;
-    how.operands = {&desired, 1};
-    how.compare = compare;
-    auto done =
-        E().update_words((*entry)->window, target_rank, static_cast<std::uint64_t>(target_disp),
-                         {&at_displacement, 1}, how, {&old, 1}, "MPI_Compare_and_swap");
-    TW_WIN_TRY(win, done.status());
-    if (*done) {
-      std::memcpy(result_addr, &old, 8);
-      return MPI_SUCCESS;
-    }
-  }
   TW_WIN_TRY(win, E().accumulate((*entry)->window, target_rank,
                                  static_cast<std::uint64_t>(target_disp), bytes,
                                  [&](std::span<std::uint8_t> there) -> Result<bool> {

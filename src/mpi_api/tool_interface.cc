@@ -66,8 +66,8 @@ constexpr Pvar kPvars[] = {
      "request",
      [](const Snapshot& s) { return s.engine.receives_unnamed; }},
     {"tagwire_word_atomics",
-     "8-byte window words accumulated by the transport's atomics (the NIC's on verbs), not under "
-     "the accumulate lock",
+     "8-byte window words accumulated word by word by atomics (the NIC's on verbs, the CPU's on a "
+     "window every rank maps), not under the accumulate lock",
      [](const Snapshot& s) { return s.engine.word_atomics; }},
     {"tagwire_eager_sent", "messages sent eagerly",
      [](const Snapshot& s) { return s.engine.eager_sent; }},

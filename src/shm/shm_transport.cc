@@ -898,6 +898,7 @@ const transport::TransportEntry kTransportEntry{
      // fell to 1.6.
      .eager_threshold = 8192,
      .cpu_atomics = true,
+     .maps_peer_memory = true,
      .may_match_in_nic = false,
      .wake_events = true},
     create_from_setup,

@@ -35,6 +35,9 @@ struct Capabilities {
   // local_compare_and_swap is a plain atomic too (one-sided cancel costs
   // the receiver no message).
   bool cpu_atomics = false;
+  // map_remote() may put a peer's window memory here (shared segments):
+  // windows then agree at creation whether every rank maps every part.
+  bool maps_peer_memory = false;
   // May offer the NIC's tag matching (nic_matching()), where the device
   // reports it and TAGWIRE_TM allows.
   bool may_match_in_nic = false;
