@@ -28,13 +28,16 @@ HEADLINE = [  # (test, size): the points the issue's targets name
     ("rate", 8),
     ("bw", 1048576),
     ("bw", 4194304),
+    ("fop", 8),
 ]
 FAILURES = []  # peer runs that hung or failed, listed under the table
-PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw", "ib_write_bw"}
+PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw", "ib_write_bw", "ib_atomic_lat"}
 NOT_MPI = PERFTEST_NAMES | {"floor"}  # columns that are no MPI peer
 LOAD = []  # busy processes started by --load
-LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False}
-UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s"}
+# fop: osu_p2p fop_latency, MPI_Fetch_and_op (MPI_SUM, int64) + MPI_Win_flush
+# on a peer's window, us per operation (8 B only)
+LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False, "fop": True}
+UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s", "fop": "us"}
 
 
 def log(msg):
@@ -73,7 +76,7 @@ class Column:
 
     def run_osu(self, test, sizes, timeout, iters=None):
         lo, hi = min(sizes), max(sizes)
-        osu_test = {"rate": "mbw_mr"}.get(test, test)
+        osu_test = {"rate": "mbw_mr", "fop": "fop_latency"}.get(test, test)
         argv = self.argv_prefix + [self.binary, osu_test, "-m", f"{lo}:{hi}"]
         if iters:
             argv += ["-i", str(iters)]
@@ -221,7 +224,7 @@ def server_client(server_argv, client_argv, env, pick, timeout, listen_wait, pol
 
 def perftest_point(transport, test, size, timeout):
     """ucx_perftest's UCP tag test on the same transport: one process pair per point."""
-    ptest = "tag_lat" if test == "latency" else "tag_bw"
+    ptest = {"latency": "tag_lat", "fop": "ucp_fadd"}.get(test, "tag_bw")
     iters = 100000 if size <= 8192 else max(200, 100000 * 8192 // max(size, 1) // 4)
     env = dict(os.environ, **ucx_env(transport))
     args = ["-t", ptest, "-s", str(max(size, 1)), "-n", str(iters), "-p", str(free_port())]
@@ -237,7 +240,7 @@ def perftest_point(transport, test, size, timeout):
     if line is None:
         raise RuntimeError(f"ucx_perftest {ptest} {size} B on {transport} gave no result")
     # Final: iters typical_lat avg_lat overall_lat avg_bw overall_bw avg_mr overall_mr
-    if test == "latency":
+    if test in ("latency", "fop"):
         return float(line[3])
     if test == "rate":
         return float(line[8])
@@ -256,8 +259,9 @@ def ib_perftest_point(test, size, timeout):
     iters = 1000 if size <= 65536 else 100
     if test == "rate":
         iters = 20000  # a stream: more messages for a steady rate
-    args = [prog, "-d", "rxe0", "-x", gid, "-s", str(max(size, 2)), "-n", str(iters), "-F",
-            "-p", str(free_port())]
+    args = [prog, "-d", "rxe0", "-x", gid, "-n", str(iters), "-F", "-p", str(free_port())]
+    if test != "fop":  # ib_atomic_lat's size is the atomic's, 8 B
+        args[5:5] = ["-s", str(max(size, 2))]
 
     def result_row(stdout):
         for l in stdout.splitlines():
@@ -270,9 +274,10 @@ def ib_perftest_point(test, size, timeout):
                            listen_wait=30, poll=0.5)
     if fields is None:
         raise RuntimeError(f"{prog} {size} B gave no result")
-    # ib_write_lat: bytes iters t_min t_max t_typical t_avg ...; ib_read_bw and
-    # ib_write_bw: bytes iters peak avg(MB/s, 2^20) msg_rate(Mpps)
-    if test == "latency":
+    # ib_write_lat and ib_atomic_lat: bytes iters t_min t_max t_typical t_avg
+    # ...; ib_read_bw and ib_write_bw: bytes iters peak avg(MB/s, 2^20)
+    # msg_rate(Mpps)
+    if test in ("latency", "fop"):
         return float(fields[5])
     if test == "rate":
         return float(fields[4]) * 1e6
@@ -334,7 +339,8 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
 def perftest_name(transport, test):
     if transport != "rxe":
         return "ucx_perftest"
-    return {"latency": "ib_write_lat", "rate": "ib_write_bw"}.get(test, "ib_read_bw")
+    return {"latency": "ib_write_lat", "rate": "ib_write_bw",
+            "fop": "ib_atomic_lat"}.get(test, "ib_read_bw")
 
 
 def summary(values):
@@ -449,7 +455,8 @@ def plot(results, transport, test, names, out_dir):
         return None
     png = os.path.join(out_dir, f"{test}-{transport}.png")
     ylabel = {"latency": "one-way latency (us)", "bw": "bandwidth (MB/s)",
-              "bibw": "bidirectional bandwidth (MB/s)", "rate": "messages per second"}[test]
+              "bibw": "bidirectional bandwidth (MB/s)", "rate": "messages per second",
+              "fop": "MPI_Fetch_and_op + flush (us)"}[test]
     # A few sizes (a quick look) are points: lines between them would invent a curve.
     few = max(len(results.get((transport, test, n), {})) for n in names) < 4
     style = "yerrorbars" if test == "rate" or few else "yerrorlines"
@@ -508,7 +515,9 @@ def main():
         sizes = [int(s) for s in a.sizes.split(",")]
 
     def sizes_for(test):
-        return [8] if test == "rate" else [s for s in sizes if test == "latency" or s > 0]
+        if test in ("rate", "fop"):
+            return [8]
+        return [s for s in sizes if test == "latency" or s > 0]
 
     binaries = {}
     src = os.path.join(ROOT, "bench", "mpi", "osu_p2p.c")
@@ -536,8 +545,8 @@ def main():
         columns[t] = cols
         names[t] = [c.name for c in cols]
         if "perftest" in peers:
-            names[t] += (["ib_write_lat", "ib_read_bw", "ib_write_bw"] if t == "rxe"
-                         else ["ucx_perftest"])
+            names[t] += (["ib_write_lat", "ib_read_bw", "ib_write_bw", "ib_atomic_lat"]
+                         if t == "rxe" else ["ucx_perftest"])
     started = time.monotonic()
     for _ in range(a.load):
         LOAD.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))

@@ -289,6 +289,13 @@ class Engine final : public transport::Receiver,
 
   // One-sided communication (window.cc). Collective over `comm`.
   Result<Window*> win_create(void* base, std::size_t size, int disp_unit, Communicator* comm);
+  // A window creation that failed at this rank before its first exchange
+  // (a bad argument, memory that would not register): this rank still
+  // takes its part in that exchange, saying so, so that every rank of
+  // `comm` returns an error (the failing rank's class) instead of waiting
+  // for it. Returns `why`. For win_create, win_allocate and
+  // win_create_dynamic, whose first exchange is win_open's.
+  Status win_fail(Communicator* comm, Status why);
   // The same over `size` bytes the transport allocates (zeroed; on shm in
   // a segment the peers map, so their puts and gets are a memcpy), freed
   // with the window; Window::base says where.

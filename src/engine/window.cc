@@ -26,21 +26,43 @@ constexpr std::uint32_t kRecordWordAtomics = 1;
 // TAGWIRE_RMA_ATOMICS is on here (Window::rma_atomics needs every rank's).
 constexpr std::uint32_t kRecordRmaAtomics = 2;
 
+// win_open's first exchange, one per rank: its keys' lengths, and the
+// error code of a rank whose part failed (0: none).
+struct WindowOpening {
+  std::uint32_t key_length;
+  std::uint32_t lock_key_length;
+  std::uint32_t failed;
+};
+
+Status positive_unit(int disp_unit) {
+  if (disp_unit > 0) return Status::ok();
+  return Status(ErrorCode::kInvalidArgument,
+                "window displacement unit " + std::to_string(disp_unit) + " is not positive");
+}
+
 }  // namespace
+
+Status Engine::win_fail(Communicator* comm, Status why) {
+  if (!check_comm(comm).is_ok() || why.is_ok()) return why;
+  const WindowOpening mine{0, 0, static_cast<std::uint32_t>(why.code())};
+  // The others' answer changes nothing here: this rank fails either way.
+  (void)allgather(comm, {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)},
+                  kCollectiveTag);
+  return why;
+}
 
 Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
                                    Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  if (disp_unit <= 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "window displacement unit " + std::to_string(disp_unit) + " is not positive");
-  }
-  TAGWIRE_RETURN_IF_ERROR(check_buffer(base, size));
+  Status bad = positive_unit(disp_unit);
+  if (bad.is_ok()) bad = check_buffer(base, size);
+  if (!bad.is_ok()) return win_fail(comm, bad);
   std::unique_ptr<transport::Registration> registration;
   if (size > 0) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
-    if (!reg) return reg.status().with_context("registering a window");
+    lock.unlock();  // win_fail's exchange progresses, taking it
+    if (!reg) return win_fail(comm, reg.status().with_context("registering a window"));
     registration = std::move(reg).value();
   }
   return win_open(base, size, disp_unit, comm, std::move(registration));
@@ -48,17 +70,17 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
 
 Result<Window*> Engine::win_allocate(std::size_t size, int disp_unit, Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  if (disp_unit <= 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "window displacement unit " + std::to_string(disp_unit) + " is not positive");
-  }
+  if (Status bad = positive_unit(disp_unit); !bad.is_ok()) return win_fail(comm, bad);
   std::unique_ptr<transport::Registration> memory;
   void* base = nullptr;
   if (size > 0) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     auto m = transport_->allocate_window_memory(size);
-    if (!m)
-      return m.status().with_context("MPI_Win_allocate of " + std::to_string(size) + " bytes");
+    lock.unlock();  // win_fail's exchange progresses, taking it
+    if (!m) {
+      return win_fail(
+          comm, m.status().with_context("MPI_Win_allocate of " + std::to_string(size) + " bytes"));
+    }
     memory = std::move(m).value();
     base = reinterpret_cast<void*>(memory->address());
   }
@@ -75,29 +97,44 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
   w->disp_unit = disp_unit;
   w->registration = std::move(registration);
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     auto words = transport_->allocate_atomic_words(
         window_lock_words(static_cast<std::size_t>(comm->size())));
-    if (!words) return words.status().with_context("a window's lock words");
+    lock.unlock();  // win_fail's exchange progresses, taking it
+    if (!words) return win_fail(comm, words.status().with_context("a window's lock words"));
     w->lock_words = std::move(words).value();
   }
   // Every rank's record and keys; keys differ in length, so their lengths
-  // go round first and every key is padded to the longest.
+  // go round first (with word of any rank whose part failed), and every
+  // key is padded to the longest.
   std::span<const std::uint8_t> key;
   if (w->registration) key = w->registration->packed_key();
   const std::span<const std::uint8_t> lock_key = w->lock_words->packed_key();
-  const std::uint32_t key_lengths[2] = {static_cast<std::uint32_t>(key.size()),
-                                        static_cast<std::uint32_t>(lock_key.size())};
-  auto lengths =
-      allgather(comm, {reinterpret_cast<const std::uint8_t*>(key_lengths), sizeof(key_lengths)},
-                kCollectiveTag);
+  const WindowOpening opening{static_cast<std::uint32_t>(key.size()),
+                              static_cast<std::uint32_t>(lock_key.size()), 0};
+  const std::uint32_t key_lengths[2] = {opening.key_length, opening.lock_key_length};
+  auto lengths = allgather(comm, {reinterpret_cast<const std::uint8_t*>(&opening), sizeof(opening)},
+                           kCollectiveTag);
   if (!lengths) return lengths.status().with_context("MPI_Win_create");
   std::uint32_t longest[2] = {0, 0};
-  for (const auto& l : *lengths) {
-    std::uint32_t v[2];
-    std::memcpy(v, l.data(), sizeof(v));
-    longest[0] = std::max(longest[0], v[0]);
-    longest[1] = std::max(longest[1], v[1]);
+  for (std::size_t r = 0; r < lengths->size(); ++r) {
+    WindowOpening v;
+    if ((*lengths)[r].size() != sizeof(v)) {
+      return Status(ErrorCode::kProtocol,
+                    "malformed window opening from rank " + std::to_string(r));
+    }
+    std::memcpy(&v, (*lengths)[r].data(), sizeof(v));
+    if (v.failed != 0) {
+      const auto code = v.failed <= static_cast<std::uint32_t>(ErrorCode::kInternal)
+                            ? static_cast<ErrorCode>(v.failed)
+                            : ErrorCode::kInternal;
+      return Status(code, "rank " + std::to_string(r) +
+                              " of the communicator could not make its "
+                              "part of the window (its own error "
+                              "says why)");
+    }
+    longest[0] = std::max(longest[0], v.key_length);
+    longest[1] = std::max(longest[1], v.lock_key_length);
   }
   std::vector<std::uint8_t> mine(sizeof(WindowRecord) + longest[0] + longest[1], 0);
   const WindowRecord record{

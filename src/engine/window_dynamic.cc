@@ -62,9 +62,10 @@ Result<Window*> Engine::win_create_dynamic(Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   std::unique_ptr<transport::Registration> directory;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     auto m = transport_->allocate_window_memory(kDirectoryBytes);  // zeroed: nothing attached
-    if (!m) return m.status().with_context("MPI_Win_create_dynamic's directory");
+    lock.unlock();  // win_fail's exchange progresses, taking it
+    if (!m) return win_fail(comm, m.status().with_context("MPI_Win_create_dynamic's directory"));
     directory = std::move(m).value();
   }
   auto* base = reinterpret_cast<void*>(directory->address());

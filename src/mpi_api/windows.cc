@@ -169,17 +169,23 @@ class RmaPlan {
 extern "C" {
 
 // Checks what MPI_Win_create and MPI_Win_allocate share.
-static Result<engine::Communicator*> window_arguments(MPI_Aint size, MPI_Info info, MPI_Comm comm) {
+// A window creation's common arguments. With `fail_together` (the
+// creations whose first exchange is Engine::win_open's), a bad one fails
+// the call on every rank of the communicator, not here alone: the others
+// would wait in the exchange for this rank (Engine::win_fail).
+static Result<engine::Communicator*> window_arguments(MPI_Aint size, MPI_Info info, MPI_Comm comm,
+                                                      bool fail_together = true) {
   auto c = comm_of(comm);
   if (!c) return c;
+  Status bad;
   if (size < 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "window size " + std::to_string(size) + " is negative");
+    bad =
+        Status(ErrorCode::kInvalidArgument, "window size " + std::to_string(size) + " is negative");
+  } else if (info != MPI_INFO_NULL && state().infos.find(info) == nullptr && info != MPI_INFO_ENV) {
+    bad = Status(ErrorCode::kInvalidInfo, "info handle is not valid");
   }
-  if (info != MPI_INFO_NULL && state().infos.find(info) == nullptr && info != MPI_INFO_ENV) {
-    return Status(ErrorCode::kInvalidInfo, "info handle is not valid");
-  }
-  return c;
+  if (bad.is_ok()) return c;
+  return fail_together ? E().win_fail(*c, std::move(bad)) : bad;
 }
 
 // The handle of a window the engine made.
@@ -212,7 +218,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   auto c = window_arguments(size, info, comm);
   TW_MPI_TRY(comm, c.status());
   if (baseptr == nullptr) {
-    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "baseptr is NULL"));
+    TW_MPI_TRY(comm, E().win_fail(*c, Status(ErrorCode::kInvalidArgument, "baseptr is NULL")));
   }
   auto w = E().win_allocate(static_cast<std::size_t>(size), disp_unit, *c);
   TW_MPI_TRY(comm, w.status());
@@ -226,7 +232,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 // "true", which puts each part on its own pages.
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void* baseptr, MPI_Win* win) {
-  auto c = window_arguments(size, info, comm);
+  // (its first exchange is its own: a bad argument here fails this rank only)
+  auto c = window_arguments(size, info, comm, false);
   TW_MPI_TRY(comm, c.status());
   if (baseptr == nullptr) {
     TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "baseptr is NULL"));
@@ -286,7 +293,9 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   auto c = window_arguments(0, info, comm);
   TW_MPI_TRY(comm, c.status());
-  if (win == nullptr) TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "win is NULL"));
+  if (win == nullptr) {
+    TW_MPI_TRY(comm, E().win_fail(*c, Status(ErrorCode::kInvalidArgument, "win is NULL")));
+  }
   auto w = E().win_create_dynamic(*c);
   TW_MPI_TRY(comm, w.status());
   *win = add_window(*w, *c, comm, 0, 1, MPI_WIN_FLAVOR_DYNAMIC);

@@ -3,7 +3,8 @@
  * flush family, post / start / complete / wait / test, MPI_Accumulate, MPI_Get_accumulate,
  * MPI_Fetch_and_op and MPI_Compare_and_swap, on every transport, with every rank hammering one
  * target at once so that a lost update or a lock that lets two holders in
- * shows as a wrong count; and the errors under MPI_ERRORS_RETURN. Runs on
+ * shows as a wrong count; and the errors under MPI_ERRORS_RETURN (a window
+ * creation one rank gets wrong fails on all). Runs on
  * any number of ranks >= 2. */
 #include <stdlib.h>
 #include <string.h>
@@ -353,10 +354,50 @@ static void errors(void) {
   CHECK(tw_class(MPI_Fetch_and_op(&v, &r, MPI_INT, peer, -1, MPI_SUM, win)) == MPI_ERR_RMA_RANGE);
   CHECK(tw_class(MPI_Win_flush(size + 3, win)) == MPI_ERR_RANK);
   CHECK(MPI_Fetch_and_op(&v, &r, MPI_INT, MPI_PROC_NULL, 0, MPI_SUM, win) == MPI_SUCCESS);
+  /* The same errors on the one-word path of 8-byte integers (word atomics
+   * over verbs and Tagwire's shm) */
+  long long lv = 1, lr = 0;
+  CHECK(tw_class(MPI_Fetch_and_op(&lv, &lr, MPI_INT64_T, peer, 3, MPI_SUM, win)) ==
+        MPI_ERR_RMA_RANGE);
+  CHECK(tw_class(MPI_Fetch_and_op(&lv, &lr, MPI_INT64_T, peer, 0, MPI_OP_NULL, win)) == MPI_ERR_OP);
+  CHECK(tw_class(MPI_Fetch_and_op(&lv, &lr, MPI_INT64_T, peer, 0, MPI_MAXLOC, win)) == MPI_ERR_OP);
+  CHECK(tw_class(MPI_Compare_and_swap(&lv, &lv, &lr, MPI_INT64_T, peer, -1, win)) ==
+        MPI_ERR_RMA_RANGE);
+  CHECK(tw_class(MPI_Fetch_and_op(&lv, &lr, MPI_INT64_T, size + 2, 0, MPI_SUM, win)) ==
+        MPI_ERR_RANK);
+  CHECK(MPI_Fetch_and_op(&lv, &lr, MPI_INT64_T, MPI_PROC_NULL, 0, MPI_SUM, win) == MPI_SUCCESS);
   CHECK(MPI_Win_unlock(peer, win) == MPI_SUCCESS);
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK(mem[0] == 7 && mem[1] == 7 && mem[2] == 7 && mem[3] == 7);
   CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
+}
+
+/* A window creation that one rank gets wrong fails on every rank, with
+ * that rank's error class, instead of leaving the others waiting for it;
+ * then a good creation works. */
+static void creation_fails_together(void) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int buf[4] = {0, 0, 0, 0};
+  MPI_Win win = MPI_WIN_NULL;
+  const int unit = rank == size - 1 ? 0 : (int)sizeof(int);
+  CHECK(tw_class(MPI_Win_create(buf, sizeof(buf), unit, MPI_INFO_NULL, MPI_COMM_WORLD, &win)) ==
+        MPI_ERR_ARG);
+  CHECK(win == MPI_WIN_NULL);
+  int* mem = NULL;
+  CHECK(tw_class(MPI_Win_allocate(rank == 0 ? -1 : 16, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                  &mem, &win)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, rank == 1 ? NULL : &win)) ==
+        MPI_ERR_ARG);
+  CHECK(win == MPI_WIN_NULL);
+  CHECK(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win) ==
+        MPI_SUCCESS);
+  mem[0] = -1;
+  CHECK(MPI_Win_fence(0, win) == MPI_SUCCESS);
+  CHECK(MPI_Put(&rank, 1, MPI_INT, (rank + 1) % size, 0, 1, MPI_INT, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_fence(0, win) == MPI_SUCCESS);
+  CHECK(mem[0] == (rank + size - 1) % size);
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 int main(int argc, char** argv) {
@@ -371,5 +412,6 @@ int main(int argc, char** argv) {
   post_start_complete_wait();
   request_based();
   errors();
+  creation_fails_together();
   return tw_finish("rma_sync") == 0 ? 0 : 1;
 }
