@@ -176,15 +176,20 @@ class FloorColumn:
 
 def openmpi_columns(transport, binary):
     base = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2"]
-    ucx = base + ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca",
-                  "pml_ucx_devices", "any"]
+    # osc ucx: its windows over UCX as well (on one host it would take
+    # osc/sm, shared memory, whatever the transport under test)
+    ucx = base + ["--mca", "pml", "ucx", "--mca", "osc", "ucx", "--mca", "pml_ucx_tls", "any",
+                  "--mca", "pml_ucx_devices", "any"]
     for k, v in ucx_env(transport).items():
         ucx += ["-x", f"{k}={v}"]
     cols = [Column("openmpi-ucx", transport, ucx, {}, binary)]
     if transport == "shm":
+        # osc sm: left to choose, Open MPI 4.1 takes osc/rdma over vader for
+        # MPI_Win_allocate (fop 0.10 us); osc/sm is its fastest (0.03 us).
+        # osu_p2p's windows are all MPI_Win_allocate's, which osc/sm takes.
         cols.append(Column("openmpi-vader", transport,
-                           base + ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"], {},
-                           binary))
+                           base + ["--mca", "pml", "ob1", "--mca", "btl", "self,vader", "--mca",
+                                   "osc", "sm"], {}, binary))
     elif transport == "tcp":
         cols.append(Column("openmpi-tcp", transport,
                            base + ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca",

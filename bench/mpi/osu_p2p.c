@@ -89,9 +89,16 @@ static double atomic_latency(int cas, int iters, int warmup) {
     MPI_Win_unlock(1, win);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 1 && *base != (long long)(iters + warmup)) {
-    fprintf(stderr, "osu_p2p: the word holds %lld after %d updates\n", *base, iters + warmup);
-    MPI_Abort(MPI_COMM_WORLD, 3);
+  if (rank == 1) {
+    /* read through MPI: a plain load need not see a NIC's update */
+    long long now = -1;
+    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    MPI_Fetch_and_op(NULL, &now, MPI_INT64_T, 1, 0, MPI_NO_OP, win);
+    MPI_Win_unlock(1, win);
+    if (now != (long long)(iters + warmup)) {
+      fprintf(stderr, "osu_p2p: the word holds %lld after %d updates\n", now, iters + warmup);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
   }
   MPI_Win_free(&win);
   return t0;
