@@ -119,6 +119,25 @@ bool is_word_integer(MPI_Datatype type) {
   }
 }
 
+// How an accumulate of `op` (checked against `element`: check_op) on
+// 8-byte integer words updates each of them with its operand.
+engine::Engine::WordUpdate word_update(MPI_Op op, MPI_Datatype element,
+                                       std::span<const std::uint64_t> operands) {
+  engine::Engine::WordUpdate how;
+  how.operands = operands;
+  if (op == MPI_SUM || op == MPI_NO_OP) {
+    how.kind = engine::Engine::WordUpdate::kAdd;  // modulo 2^64: signed or not
+    return how;
+  }
+  how.kind = engine::Engine::WordUpdate::kCombine;
+  how.combine = [op, element](std::uint64_t word, std::uint64_t operand) {
+    if (op == MPI_REPLACE) return operand;
+    (void)apply_op(op, element, &operand, &word, 1);  // checked: it cannot fail here
+    return word;
+  };
+  return how;
+}
+
 // Where each of the target's elements lies from the displacement, in
 // their packed order (the order of place_target's pieces).
 std::vector<std::ptrdiff_t> word_offsets(const AccumulatePlan& plan) {
@@ -155,21 +174,7 @@ Result<bool> accumulate_words(const void* incoming, const AccumulatePlan& plan, 
   if (op != MPI_NO_OP && !operands.empty()) {
     std::memcpy(operands.data(), incoming, operands.size() * 8);
   }
-  engine::Engine::WordUpdate how;
-  how.operands = operands;
-  if (op == MPI_SUM || op == MPI_NO_OP) {
-    how.kind = engine::Engine::WordUpdate::kAdd;  // modulo 2^64: signed or not
-  } else {
-    how.kind = engine::Engine::WordUpdate::kCombine;
-    const MPI_Datatype element = plan.target.element;
-    how.combine = [op, element](std::uint64_t word, std::uint64_t operand) {
-      if (op == MPI_REPLACE) return operand;
-      std::uint64_t value = word;
-      // Checked with the plan (check_op): it cannot fail here.
-      (void)apply_op(op, element, &operand, &value, 1);
-      return value;
-    };
-  }
+  const engine::Engine::WordUpdate how = word_update(op, plan.target.element, operands);
   std::vector<std::uint64_t> old(offsets.size(), 0);
   auto done =
       E().update_words(window, target, static_cast<std::uint64_t>(disp), offsets, how, old, what);
@@ -182,14 +187,16 @@ Result<bool> accumulate_words(const void* incoming, const AccumulatePlan& plan, 
 // than the checks (MPI_Fetch_and_op's and MPI_Compare_and_swap's path on
 // such a window: the general plan's datatype lookups and vectors were most
 // of a fetch-and-op over shared memory). True when done, the old value in
-// *old_value; false to take the general path.
+// `result`; false to take the general path.
 Result<bool> one_word(engine::Window* window, int target, MPI_Aint disp,
-                      const engine::Engine::WordUpdate& how, std::uint64_t* old_value,
-                      const char* what) {
+                      const engine::Engine::WordUpdate& how, void* result, const char* what) {
   TAGWIRE_RETURN_IF_ERROR(check_displacement(disp));
   const std::ptrdiff_t at_displacement = 0;
-  return E().update_words(window, target, static_cast<std::uint64_t>(disp), {&at_displacement, 1},
-                          how, {old_value, 1}, what);
+  std::uint64_t old = 0;
+  auto done = E().update_words(window, target, static_cast<std::uint64_t>(disp),
+                               {&at_displacement, 1}, how, {&old, 1}, what);
+  if (done && *done) std::memcpy(result, &old, 8);
+  return done;
 }
 
 // Get_accumulate's core, shared by Accumulate and Fetch_and_op: the
@@ -286,27 +293,13 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
     if (engine::Engine::takes_word_atomics((*entry)->window)) {
       TW_WIN_TRY(win, check_accumulate_op(op));
       if (op != MPI_REPLACE && op != MPI_NO_OP) TW_WIN_TRY(win, check_op(op, datatype));
-      std::uint64_t operand = 0, old = 0;
+      std::uint64_t operand = 0;
       if (op != MPI_NO_OP) std::memcpy(&operand, origin_addr, 8);
-      engine::Engine::WordUpdate how;
-      how.operands = {&operand, 1};
-      if (op == MPI_SUM || op == MPI_NO_OP) {
-        how.kind = engine::Engine::WordUpdate::kAdd;
-      } else {
-        how.kind = engine::Engine::WordUpdate::kCombine;
-        how.combine = [op, datatype](std::uint64_t word, std::uint64_t value) {
-          if (op == MPI_REPLACE) return value;
-          (void)apply_op(op, datatype, &value, &word, 1);  // checked above
-          return word;
-        };
-      }
       auto done =
-          one_word((*entry)->window, target_rank, target_disp, how, &old, "MPI_Fetch_and_op");
+          one_word((*entry)->window, target_rank, target_disp,
+                   word_update(op, datatype, {&operand, 1}), result_addr, "MPI_Fetch_and_op");
       TW_WIN_TRY(win, done.status());
-      if (*done) {
-        std::memcpy(result_addr, &old, 8);
-        return MPI_SUCCESS;
-      }
+      if (*done) return MPI_SUCCESS;
     }
   }
   auto plan = plan_accumulate(1, datatype, 1, datatype, op);
@@ -322,19 +315,16 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
   if (engine::Engine::takes_word_atomics((*entry)->window) && is_word_integer(datatype)) {
-    std::uint64_t desired = 0, old = 0;
+    std::uint64_t desired = 0;
     std::memcpy(&desired, origin_addr, 8);
     engine::Engine::WordUpdate how;
     how.kind = engine::Engine::WordUpdate::kCompareAndSwap;
     how.operands = {&desired, 1};
     std::memcpy(&how.compare, compare_addr, 8);
-    auto done =
-        one_word((*entry)->window, target_rank, target_disp, how, &old, "MPI_Compare_and_swap");
+    auto done = one_word((*entry)->window, target_rank, target_disp, how, result_addr,
+                         "MPI_Compare_and_swap");
     TW_WIN_TRY(win, done.status());
-    if (*done) {
-      std::memcpy(result_addr, &old, 8);
-      return MPI_SUCCESS;
-    }
+    if (*done) return MPI_SUCCESS;
   }
   auto plan = plan_accumulate(1, datatype, 1, datatype, MPI_REPLACE);
   TW_WIN_TRY(win, plan.status());
