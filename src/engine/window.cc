@@ -105,8 +105,8 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
     w->lock_words = std::move(words).value();
   }
   // Every rank's record and keys; keys differ in length, so their lengths
-  // go round first (with word of any rank whose part failed), and every
-  // key is padded to the longest.
+  // go round first (with the error of any rank whose part failed), and
+  // every key is padded to the longest.
   std::span<const std::uint8_t> key;
   if (w->registration) key = w->registration->packed_key();
   const std::span<const std::uint8_t> lock_key = w->lock_words->packed_key();
@@ -129,9 +129,8 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
                             ? static_cast<ErrorCode>(v.failed)
                             : ErrorCode::kInternal;
       return Status(code, "rank " + std::to_string(r) +
-                              " of the communicator could not make its "
-                              "part of the window (its own error "
-                              "says why)");
+                              " of the communicator could not make its part of the window "
+                              "(its own error says why)");
     }
     longest[0] = std::max(longest[0], v.key_length);
     longest[1] = std::max(longest[1], v.lock_key_length);

@@ -153,7 +153,7 @@ Result<std::unique_ptr<transport::Registration>> VerbsInterface::register_memory
     flags |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_WRITE;
   } else if (access == transport::RemoteAccess::kReadAndWrite) {
     // Window memory: RDMA READ and WRITE, and the NIC's atomics for
-    // 8-byte accumulates (Capabilities::word_atomics).
+    // 8-byte accumulates (Transport::offers_word_atomics).
     flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
   }
   if (cache_ && access == transport::RemoteAccess::kRead) {

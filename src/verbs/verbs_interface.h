@@ -119,8 +119,9 @@ class VerbsInterface {
   Result<std::unique_ptr<transport::Registration>> register_memory(void* address,
                                                                    std::size_t length,
                                                                    transport::RemoteAccess access);
-  // transport::Transport::local_compare_and_swap and local_fetch_add: a
-  // CPU atomic where the device's atomics are coherent with the CPU's
+  // An atomic on this process's own word (transport::Transport::
+  // local_compare_and_swap, and fetch_add / compare_and_swap to this rank):
+  // a CPU atomic where the device's atomics are coherent with the CPU's
   // (IBV_ATOMIC_GLOB), else the NIC's own atomic on a QP connected to
   // itself. `rkey` is the word's registration's. Returns the old value.
   Result<std::uint64_t> local_atomic(std::uint32_t rkey, std::uint64_t* word,
