@@ -287,8 +287,10 @@ class Engine final : public transport::Receiver,
   // The refusal of an operation intercommunicators do not have yet.
   static Status not_on_intercomm(const char* what);
 
-  // One-sided communication (window.cc). Collective over `comm`.
-  Result<Window*> win_create(void* base, std::size_t size, int disp_unit, Communicator* comm);
+  // One-sided communication (window.cc). Collective over `comm`. `hints`:
+  // what the window's MPI_Info asked (WindowHints).
+  Result<Window*> win_create(void* base, std::size_t size, int disp_unit, Communicator* comm,
+                             const WindowHints& hints = {});
   // A window creation that failed at this rank before its first exchange
   // (a bad argument, memory that would not register): this rank still
   // takes its part in that exchange, saying so, so that every rank of
@@ -299,19 +301,20 @@ class Engine final : public transport::Receiver,
   // The same over `size` bytes the transport allocates (zeroed; on shm in
   // a segment the peers map, so their puts and gets are a memcpy), freed
   // with the window; Window::base says where.
-  Result<Window*> win_allocate(std::size_t size, int disp_unit, Communicator* comm);
+  Result<Window*> win_allocate(std::size_t size, int disp_unit, Communicator* comm,
+                               const WindowHints& hints = {});
   // The same in one segment of shared memory that every rank maps
   // (window_shared.cc; MPI_Win_allocate_shared): the parts follow each
   // other in rank order, without a gap when `contiguous`, else each on its
   // own pages. kRmaShared unless every rank of `comm` is on this host.
   Result<Window*> win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
-                                      bool contiguous);
+                                      bool contiguous, const WindowHints& hints = {});
   // A window without memory (window_dynamic.cc; MPI_Win_create_dynamic):
   // each rank attaches regions later, and origins address them by their
   // absolute address (disp unit 1). Attach registers the region and
   // publishes it in this rank's directory; kRmaAttach when it overlaps an
   // attached one or the directory is full.
-  Result<Window*> win_create_dynamic(Communicator* comm);
+  Result<Window*> win_create_dynamic(Communicator* comm, const WindowHints& hints = {});
   Status win_attach(Window* window, void* base, std::size_t size);
   Status win_detach(Window* window, const void* base);
   // Collective: completes every access of the epoch first.
@@ -705,7 +708,8 @@ class Engine final : public transport::Receiver,
   // The part of win_create and win_allocate after the memory: lock words,
   // and every rank's addresses and keys to every other (collective).
   Result<Window*> win_open(void* base, std::size_t size, int disp_unit, Communicator* comm,
-                           std::unique_ptr<transport::Registration> registration);
+                           std::unique_ptr<transport::Registration> registration,
+                           const WindowHints& hints);
   // Progresses until `done()`, asked under the engine lock, says so; the
   // blocking waits of the window code (window*.cc) share it.
   template <typename Done>

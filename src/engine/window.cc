@@ -51,8 +51,8 @@ Status Engine::win_fail(Communicator* comm, Status why) {
   return why;
 }
 
-Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
-                                   Communicator* comm) {
+Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit, Communicator* comm,
+                                   const WindowHints& hints) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   Status bad = positive_unit(disp_unit);
   if (bad.is_ok()) bad = check_buffer(base, size);
@@ -65,10 +65,11 @@ Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit,
     if (!reg) return win_fail(comm, reg.status().with_context("registering a window"));
     registration = std::move(reg).value();
   }
-  return win_open(base, size, disp_unit, comm, std::move(registration));
+  return win_open(base, size, disp_unit, comm, std::move(registration), hints);
 }
 
-Result<Window*> Engine::win_allocate(std::size_t size, int disp_unit, Communicator* comm) {
+Result<Window*> Engine::win_allocate(std::size_t size, int disp_unit, Communicator* comm,
+                                     const WindowHints& hints) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   if (Status bad = positive_unit(disp_unit); !bad.is_ok()) return win_fail(comm, bad);
   std::unique_ptr<transport::Registration> memory;
@@ -84,11 +85,13 @@ Result<Window*> Engine::win_allocate(std::size_t size, int disp_unit, Communicat
     memory = std::move(m).value();
     base = reinterpret_cast<void*>(memory->address());
   }
-  return win_open(base, size, disp_unit, comm, std::move(memory));
+  return win_open(base, size, disp_unit, comm, std::move(memory), hints);
 }
 
 Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Communicator* comm,
-                                 std::unique_ptr<transport::Registration> registration) {
+                                 std::unique_ptr<transport::Registration> registration,
+                                 const WindowHints& hints) {
+  const bool atomics = hints.rma_atomics.value_or(config_.rma_atomics);
   auto w = std::make_unique<Window>();
   w->engine = this;
   w->comm = comm;
@@ -143,8 +146,8 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
       disp_unit,
       key_lengths[0],
       key_lengths[1],
-      (config_.rma_atomics ? kRecordRmaAtomics : 0u) |
-          (config_.rma_atomics && transport_->offers_word_atomics() ? kRecordWordAtomics : 0u)};
+      (atomics ? kRecordRmaAtomics : 0u) |
+          (atomics && transport_->offers_word_atomics() ? kRecordWordAtomics : 0u)};
   std::memcpy(mine.data(), &record, sizeof(record));
   std::uint8_t* const keys = mine.data() + sizeof(record);
   if (!key.empty()) std::memcpy(keys, key.data(), key.size());

@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -120,6 +121,15 @@ struct WindowOpWait {
     op->status = s;
     op->finished = true;
   }
+};
+
+// What a window's creator asked through its MPI_Info (mpi_api/windows.cc).
+struct WindowHints {
+  // "tagwire_rma_atomics": this window's 8-byte integer accumulates by
+  // atomics (true) or under the lock (false), whatever TAGWIRE_RMA_ATOMICS
+  // says; unset: as it says. A window takes atomics only if every rank
+  // asks for them.
+  std::optional<bool> rma_atomics;
 };
 
 // What this rank holds of a target's passive-target lock.

@@ -58,7 +58,7 @@ std::string range_text(std::uint64_t address, std::size_t bytes) {
 
 }  // namespace
 
-Result<Window*> Engine::win_create_dynamic(Communicator* comm) {
+Result<Window*> Engine::win_create_dynamic(Communicator* comm, const WindowHints& hints) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   std::unique_ptr<transport::Registration> directory;
   {
@@ -71,7 +71,7 @@ Result<Window*> Engine::win_create_dynamic(Communicator* comm) {
   auto* base = reinterpret_cast<void*>(directory->address());
   // Peers may read the (empty) directory as soon as their win_open
   // returns, before `dynamic` is set here: it is valid from the start.
-  auto w = win_open(base, kDirectoryBytes, 1, comm, std::move(directory));
+  auto w = win_open(base, kDirectoryBytes, 1, comm, std::move(directory), hints);
   if (!w) return w;
   auto dynamic = std::make_unique<DynamicWindow>();
   dynamic->targets.resize((*w)->ranks.size());

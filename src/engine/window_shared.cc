@@ -64,7 +64,7 @@ std::string segment_name() {
 }  // namespace
 
 Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
-                                            bool contiguous) {
+                                            bool contiguous, const WindowHints& hints) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   if (disp_unit <= 0) {
     return Status(ErrorCode::kInvalidArgument,
@@ -144,7 +144,7 @@ Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Com
   // MPI do: MPICH's win_shared_noncontig_put asserts it).
   auto* base =
       size > 0 ? segment.data() + offsets[static_cast<std::size_t>(comm->rank())] : nullptr;
-  auto w = win_create(base, size, disp_unit, comm);
+  auto w = win_create(base, size, disp_unit, comm, hints);
   if (!w) return w.status().with_context(what);
   Window* window = *w;
   std::lock_guard lock(mutex_);

@@ -188,6 +188,21 @@ static Result<engine::Communicator*> window_arguments(MPI_Aint size, MPI_Info in
   return fail_together ? E().win_fail(*c, std::move(bad)) : bad;
 }
 
+// What the window's info asks of the engine: "tagwire_rma_atomics" true
+// or false (engine/window.h, WindowHints; other values are ignored, as
+// MPI lets an implementation ignore any hint).
+static engine::WindowHints window_hints(MPI_Info info) {
+  engine::WindowHints hints;
+  if (const InfoEntries* entries = info != MPI_INFO_NULL ? state().infos.find(info) : nullptr) {
+    for (const auto& [key, value] : *entries) {
+      if (key == "tagwire_rma_atomics" && (value == "true" || value == "false")) {
+        hints.rma_atomics = value == "true";
+      }
+    }
+  }
+  return hints;
+}
+
 // The handle of a window the engine made.
 static MPI_Win add_window(engine::Window* window, engine::Communicator* c, MPI_Comm comm,
                           MPI_Aint size, int disp_unit, int flavor) {
@@ -205,7 +220,7 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win* win) {
   auto c = window_arguments(size, info, comm);
   TW_MPI_TRY(comm, c.status());
-  auto w = E().win_create(base, static_cast<std::size_t>(size), disp_unit, *c);
+  auto w = E().win_create(base, static_cast<std::size_t>(size), disp_unit, *c, window_hints(info));
   TW_MPI_TRY(comm, w.status());
   *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_CREATE);
   return MPI_SUCCESS;
@@ -220,7 +235,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   if (baseptr == nullptr) {
     TW_MPI_TRY(comm, E().win_fail(*c, Status(ErrorCode::kInvalidArgument, "baseptr is NULL")));
   }
-  auto w = E().win_allocate(static_cast<std::size_t>(size), disp_unit, *c);
+  auto w = E().win_allocate(static_cast<std::size_t>(size), disp_unit, *c, window_hints(info));
   TW_MPI_TRY(comm, w.status());
   *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE);
   *static_cast<void**>(baseptr) = (*w)->base;
@@ -244,7 +259,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
       if (key == "alloc_shared_noncontig") contiguous = value != "true";
     }
   }
-  auto w = E().win_allocate_shared(static_cast<std::size_t>(size), disp_unit, *c, contiguous);
+  auto w = E().win_allocate_shared(static_cast<std::size_t>(size), disp_unit, *c, contiguous,
+                                   window_hints(info));
   TW_MPI_TRY(comm, w.status());
   *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_SHARED);
   *static_cast<void**>(baseptr) = (*w)->base;
@@ -296,7 +312,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   if (win == nullptr) {
     TW_MPI_TRY(comm, E().win_fail(*c, Status(ErrorCode::kInvalidArgument, "win is NULL")));
   }
-  auto w = E().win_create_dynamic(*c);
+  auto w = E().win_create_dynamic(*c, window_hints(info));
   TW_MPI_TRY(comm, w.status());
   *win = add_window(*w, *c, comm, 0, 1, MPI_WIN_FLAVOR_DYNAMIC);
   return MPI_SUCCESS;

@@ -11,7 +11,8 @@
  * `tagwire_word_atomics` says which path ran. It must be non-zero over
  * TAGWIRE_TRANSPORT=shm or verbs (a device with atomics, as rxe0) and 0
  * over ucx or with TAGWIRE_RMA_ATOMICS=0; with the transport unnamed the
- * path is not checked, and the program says so. */
+ * path is not checked, and the program says so. Then a window's info key
+ * "tagwire_rma_atomics" overrides the setting, both ways. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,44 @@ static int64_t get_word(const unsigned char* base, int disp) {
   int64_t v;
   memcpy(&v, base + disp, 8);
   return v;
+}
+
+/* The window's own choice through its info: "tagwire_rma_atomics" false
+ * keeps its words under the lock whatever TAGWIRE_RMA_ATOMICS says, true
+ * takes atomics where the transport can (`capable`: 1 yes, 0 no, -1 not
+ * known). Either way the count is exact. */
+static void chosen_by_info(int capable) {
+  const char* values[2] = {"false", "true"};
+  for (int v = 0; v < 2; ++v) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "tagwire_rma_atomics", values[v]);
+    int64_t* word = NULL;
+    MPI_Win win;
+    CHECK(MPI_Win_allocate(8, 8, info, MPI_COMM_WORLD, &word, &win) == MPI_SUCCESS);
+    MPI_Info_free(&info);
+    *word = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const unsigned long long before = word_atomics_done();
+    const int64_t one = 1;
+    int64_t old = 0;
+    CHECK(MPI_Win_lock_all(0, win) == MPI_SUCCESS);
+    for (int i = 0; i < 20; ++i) {
+      CHECK(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0, 0, MPI_SUM, win) == MPI_SUCCESS);
+    }
+    CHECK(MPI_Win_unlock_all(win) == MPI_SUCCESS);
+    const unsigned long long done = word_atomics_done() - before;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) CHECK(*word == 20 * (int64_t)size);
+    if (v == 0) {
+      CHECK(done == 0);
+    } else if (capable == 1) {
+      CHECK(done == 20);
+    } else if (capable == 0) {
+      CHECK(done == 0);
+    }
+    CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
+  }
 }
 
 int main(int argc, char** argv) {
@@ -213,6 +252,10 @@ int main(int argc, char** argv) {
            transport != NULL ? transport : "unset");
   }
   if (rank == 0) printf("rma_word_atomics: %llu words by word atomics at rank 0\n", done);
+  chosen_by_info(transport == NULL                                          ? -1
+                 : !strcmp(transport, "shm") || !strcmp(transport, "verbs") ? 1
+                 : !strcmp(transport, "ucx")                                ? 0
+                                                                            : -1);
   CHECK(MPI_T_finalize() == MPI_SUCCESS);
   return tw_finish("rma_word_atomics") != 0;
 }
