@@ -391,6 +391,23 @@ class Engine final : public transport::Receiver,
     std::span<const std::uint64_t> operands;  // one per word
     std::uint64_t compare = 0;
     std::function<std::uint64_t(std::uint64_t word, std::uint64_t operand)> combine;
+    // What a word holding `word` holds after this update with `operand`;
+    // nothing when it stays as it is (an add of 0, a compare that fails).
+    // The one statement of the update: every path applies it its own way
+    // (under the lock, in a CPU or a NIC compare-and-swap).
+    std::optional<std::uint64_t> next(std::uint64_t word, std::uint64_t operand) const {
+      switch (kind) {
+        case kAdd:
+          if (operand == 0) return std::nullopt;
+          return word + operand;
+        case kCompareAndSwap:
+          if (word != compare) return std::nullopt;
+          return operand;
+        case kCombine:
+          return combine(word, operand);
+      }
+      return std::nullopt;
+    }
   };
   // Whether `window` takes word atomics at all (then update_words decides
   // per call). Cheap: for the MPI layer to choose its path.

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,31 +83,57 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
           std::uint64_t word = 0;
           std::memcpy(&word, bytes.data(), 8);
           old_values[i] = word;
-          const std::uint64_t operand = how.operands[i];
-          switch (how.kind) {
-            case WordUpdate::kAdd:
-              if (operand == 0) return false;
-              word += operand;
-              break;
-            case WordUpdate::kCompareAndSwap:
-              if (word != how.compare) return false;
-              word = operand;
-              break;
-            case WordUpdate::kCombine:
-              word = how.combine(word, operand);
-              break;
-          }
-          std::memcpy(bytes.data(), &word, 8);
+          const std::optional<std::uint64_t> next = how.next(word, how.operands[i]);
+          if (!next) return false;
+          std::memcpy(bytes.data(), &*next, 8);
           return true;
         },
         what, {}, offsets[i]);
   };
+  std::vector<std::size_t> aligned;
+  aligned.reserve(offsets.size());
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    if (address_of(i) % 8 != 0) {
+      TAGWIRE_RETURN_IF_ERROR(locked(i));
+    } else {
+      aligned.push_back(i);
+    }
+  }
+
+  if (w->view_atomics) {
+    // Every rank maps this part: a CPU atomic on the mapping, as every
+    // other origin's on its own.
+    std::uint8_t* here = self ? reinterpret_cast<std::uint8_t*>(at->address) : at->view;
+    if (here == nullptr) {
+      return Status(ErrorCode::kInternal,
+                    std::string(what) + ": rank " + std::to_string(target) +
+                        "'s window is not mapped here, though every rank agreed it was");
+    }
+    for (std::size_t i : aligned) {
+      std::atomic_ref<std::uint64_t> word(
+          *reinterpret_cast<std::uint64_t*>(here + (offsets[i] - lo)));
+      const std::uint64_t operand = how.operands[i];
+      if (how.kind == WordUpdate::kAdd) {
+        old_values[i] = word.fetch_add(operand, std::memory_order_acq_rel);
+        continue;
+      }
+      // Swapped from the value seen until it takes, or the update leaves
+      // the word alone (a compare that fails).
+      std::uint64_t seen = word.load(std::memory_order_acquire);
+      for (std::optional<std::uint64_t> next; (next = how.next(seen, operand));) {
+        if (word.compare_exchange_weak(seen, *next, std::memory_order_acq_rel)) break;
+      }
+      old_values[i] = seen;
+    }
+    return true;
+  }
+  if (aligned.empty()) return true;
 
   // One transport atomic per word of `words`, all issued before any is
-  // waited for: a fetch-and-add of the word's operand (`add`, or 0 to read
-  // it: atomic with the others, where a READ need not be), or a swap of
-  // each Issue's `compare` for its `desired`. Every issued one is waited
-  // for, even after a failure: their answers land in `issues`.
+  // waited for: a fetch-and-add of the word's operand (kAdd), of 0 to read
+  // it (kRead: atomic with the others, where a READ need not be), or a
+  // swap of the word's guess for its next value (kSwap). Every issued one
+  // is waited for, even after a failure: their answers land in `issues`.
   struct Issue {
     std::uint64_t compare = 0;
     std::uint64_t desired = 0;
@@ -149,54 +176,6 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
     return failed.with_context(what);
   };
 
-  if (w->view_atomics) {
-    // Every rank maps this part: a CPU atomic on the mapping, as every
-    // other origin's on its own.
-    std::uint8_t* here = self ? reinterpret_cast<std::uint8_t*>(at->address) : at->view;
-    if (here == nullptr) {
-      return Status(ErrorCode::kInternal,
-                    std::string(what) + ": rank " + std::to_string(target) +
-                        "'s window is not mapped here, though every rank agreed it was");
-    }
-    for (std::size_t i = 0; i < offsets.size(); ++i) {
-      if (address_of(i) % 8 != 0) {
-        TAGWIRE_RETURN_IF_ERROR(locked(i));
-        continue;
-      }
-      std::atomic_ref<std::uint64_t> word(
-          *reinterpret_cast<std::uint64_t*>(here + (offsets[i] - lo)));
-      const std::uint64_t operand = how.operands[i];
-      std::uint64_t seen = how.compare;
-      switch (how.kind) {
-        case WordUpdate::kAdd:
-          seen = word.fetch_add(operand, std::memory_order_acq_rel);
-          break;
-        case WordUpdate::kCompareAndSwap:
-          word.compare_exchange_strong(seen, operand, std::memory_order_acq_rel);
-          break;
-        case WordUpdate::kCombine:
-          seen = word.load(std::memory_order_acquire);
-          while (!word.compare_exchange_weak(seen, how.combine(seen, operand),
-                                             std::memory_order_acq_rel)) {
-          }
-          break;
-      }
-      old_values[i] = seen;
-    }
-    return true;
-  }
-
-  std::vector<std::size_t> aligned;
-  aligned.reserve(offsets.size());
-  for (std::size_t i = 0; i < offsets.size(); ++i) {
-    if (address_of(i) % 8 != 0) {
-      TAGWIRE_RETURN_IF_ERROR(locked(i));
-    } else {
-      aligned.push_back(i);
-    }
-  }
-  if (aligned.empty()) return true;
-
   if (how.kind == WordUpdate::kAdd) {
     std::vector<Issue> adds(aligned.size());
     TAGWIRE_RETURN_IF_ERROR(run(aligned, Op::kAdd, adds));
@@ -204,41 +183,37 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
     return true;
   }
   // Swaps: a first guess at each word (the comparand, or the word's value
-  // read), then rounds of swaps for the words whose guess was wrong.
-  std::vector<std::uint64_t> guess(aligned.size(), how.compare);
+  // read), then rounds of swaps for the words whose guess was wrong. The
+  // guesses are kept in old_values, by word.
   if (how.kind == WordUpdate::kCombine) {
     std::vector<Issue> reads(aligned.size());
     TAGWIRE_RETURN_IF_ERROR(run(aligned, Op::kRead, reads));
-    for (std::size_t k = 0; k < aligned.size(); ++k) guess[k] = reads[k].old;
+    for (std::size_t k = 0; k < aligned.size(); ++k) old_values[aligned[k]] = reads[k].old;
+  } else {
+    for (std::size_t i : aligned) old_values[i] = how.compare;
   }
   std::vector<std::size_t> pending = aligned;
-  std::vector<std::size_t> slot(aligned.size());  // index into guess, by position in pending
-  for (std::size_t k = 0; k < aligned.size(); ++k) slot[k] = k;
   while (!pending.empty()) {
     std::vector<Issue> round(pending.size());
     for (std::size_t k = 0; k < pending.size(); ++k) {
-      const std::uint64_t seen = guess[slot[k]];
-      const std::uint64_t operand = how.operands[pending[k]];
-      round[k].compare = seen;
-      round[k].desired =
-          how.kind == WordUpdate::kCompareAndSwap ? operand : how.combine(seen, operand);
+      const std::uint64_t guess = old_values[pending[k]];
+      round[k].compare = guess;
+      // A compare-and-swap's guess is its comparand, and a combine always
+      // has a next value: value_or is never taken.
+      round[k].desired = how.next(guess, how.operands[pending[k]]).value_or(guess);
     }
     TAGWIRE_RETURN_IF_ERROR(run(pending, Op::kSwap, round));
-    std::vector<std::size_t> again, again_slot;
+    std::vector<std::size_t> again;
     for (std::size_t k = 0; k < pending.size(); ++k) {
-      const std::uint64_t found = round[k].old;
-      // A compare-and-swap is one try; a combine tries until its guess was
-      // the word's value, which it then replaced.
-      if (how.kind == WordUpdate::kCompareAndSwap || found == round[k].compare) {
-        old_values[pending[k]] = found;
-      } else {
-        guess[slot[k]] = found;
+      // What the word held: the old value when the swap took, and for a
+      // combine whose guess was wrong, the next guess. A compare-and-swap
+      // is one try.
+      old_values[pending[k]] = round[k].old;
+      if (how.kind == WordUpdate::kCombine && round[k].old != round[k].compare) {
         again.push_back(pending[k]);
-        again_slot.push_back(slot[k]);
       }
     }
     pending.swap(again);
-    slot.swap(again_slot);
   }
   return true;
 }
