@@ -90,16 +90,6 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
         },
         what, {}, offsets[i]);
   };
-  std::vector<std::size_t> aligned;
-  aligned.reserve(offsets.size());
-  for (std::size_t i = 0; i < offsets.size(); ++i) {
-    if (address_of(i) % 8 != 0) {
-      TAGWIRE_RETURN_IF_ERROR(locked(i));
-    } else {
-      aligned.push_back(i);
-    }
-  }
-
   if (w->view_atomics) {
     // Every rank maps this part: a CPU atomic on the mapping, as every
     // other origin's on its own.
@@ -109,7 +99,13 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
                     std::string(what) + ": rank " + std::to_string(target) +
                         "'s window is not mapped here, though every rank agreed it was");
     }
-    for (std::size_t i : aligned) {
+    // (No list of the aligned words here, as the NIC's path keeps: its
+    // heap allocation took osu_p2p fop_latency from 0.08 to 0.11 us.)
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      if (address_of(i) % 8 != 0) {
+        TAGWIRE_RETURN_IF_ERROR(locked(i));
+        continue;
+      }
       std::atomic_ref<std::uint64_t> word(
           *reinterpret_cast<std::uint64_t*>(here + (offsets[i] - lo)));
       const std::uint64_t operand = how.operands[i];
@@ -126,6 +122,15 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
       old_values[i] = seen;
     }
     return true;
+  }
+  std::vector<std::size_t> aligned;
+  aligned.reserve(offsets.size());
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    if (address_of(i) % 8 != 0) {
+      TAGWIRE_RETURN_IF_ERROR(locked(i));
+    } else {
+      aligned.push_back(i);
+    }
   }
   if (aligned.empty()) return true;
 
