@@ -11,16 +11,17 @@
 # SEEDS: how many (default 16; TAGWIRE_TEST_KILL_SEEDS overrides).
 # ci/rxe-tests runs it over verbs and UCX rc_verbs on soft-RoCE.
 #
-# Not over UCX's shared memory or TCP, where it fails for reasons inside
-# UCX 1.13 (docs/using-tagwire.md, "A rank that dies"): a rank killed
-# while it writes into a survivor's UCX shared-memory FIFO, which every
-# sender shares, leaves a slot the survivor waits on for ever (it then
-# hears from nobody: 3 runs in 48 hung until the launcher's grace ended
-# them), and over TCP UCX itself sometimes aborts a survivor that answers
-# the dead rank's emulated READ (ucp_get_req_handler: 5 runs in 48 before
-# UCX's peer error mode, 2 seeds in 24 with it).
-# Tagwire's own shared memory gives each pair its
-# own ring, so a dead writer stalls only its own.
+# CI runs it over Tagwire's shared memory and UCX's TCP (tests/meson.build).
+# Not over UCX's shared memory, where it fails for a reason inside UCX 1.13
+# (docs/using-tagwire.md, "A rank that dies"): a rank killed while it
+# writes into a survivor's UCX shared-memory FIFO, which every sender
+# shares, leaves a slot the survivor waits on for ever (it then hears from
+# nobody: 3 runs in 48 hung until the launcher's grace ended them).
+# Tagwire's own shared memory gives each pair its own ring, so a dead
+# writer stalls only its own. Over TCP, UCX itself used to abort a survivor
+# that answered the dead rank's emulated READ (ucp_get_req_handler: 1-2
+# seeds in 24); the reads there are now our own messages
+# (src/ucx/message_reads.h).
 set -uo pipefail
 run=$1
 prog=$2

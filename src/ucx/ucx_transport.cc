@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "ucx/message_reads.h"
 #include "ucx/ucx_devices.h"
 #include "ucx/ucx_handles.h"
 #include "ucx/ucx_status.h"
@@ -58,7 +59,7 @@ class QuietTransportSelection {
   bool active_;
 };
 
-constexpr unsigned kAmId = 17;  // our one active-message id
+constexpr unsigned kAmId = 17;  // our messages' id (MessageReads takes 18 and 19)
 constexpr std::size_t kMaxHeader = 128;
 
 // State of one operation handed to UCX, alive until its callback runs.
@@ -74,12 +75,18 @@ struct Operation {
 class UcxRegistration final : public transport::Registration {
  public:
   UcxRegistration(std::unique_ptr<MemoryMap> map, void* address, std::size_t length,
-                  transport::TransportCounters* counters)
-      : map_(std::move(map)), address_(address), length_(length), counters_(counters) {
+                  transport::TransportCounters* counters, std::shared_ptr<ReadableRegions> readable)
+      : map_(std::move(map)),
+        address_(address),
+        length_(length),
+        counters_(counters),
+        readable_(std::move(readable)) {
     ++counters_->registrations;
     counters_->registered_bytes += length_;
+    readable_->add(this->address(), length_);
   }
   ~UcxRegistration() override {
+    readable_->remove(address(), length_);
     --counters_->registrations;
     counters_->registered_bytes -= length_;
   }
@@ -94,6 +101,7 @@ class UcxRegistration final : public transport::Registration {
   void* address_;
   std::size_t length_;
   transport::TransportCounters* counters_;
+  std::shared_ptr<ReadableRegions> readable_;  // what MessageReads answers for
 };
 
 // UCX objects left to the process's exit (~UcxTransportImpl says when and
@@ -105,6 +113,7 @@ struct KeptForExit {
   ucp_context_h context;
   ucp_worker_h worker;
   std::vector<std::unique_ptr<Operation>> operations;
+  std::unique_ptr<MessageReads> reads;
   KeptForExit* next;
 };
 KeptForExit* g_kept_for_exit = nullptr;
@@ -115,13 +124,15 @@ class UcxTransportImpl final : public transport::Transport {
       : context_(std::move(context)),
         worker_(std::move(worker)),
         address_(std::move(address)),
-        event_fd_(event_fd) {}
+        event_fd_(event_fd),
+        reads_(std::make_unique<MessageReads>(worker_.get(), &counters_)) {}
 
   ~UcxTransportImpl() override {
     // From here UCX may still complete operations (a forced close cancels
     // what was in flight): their callbacks tell nobody, for
     // the engine's requests are gone.
     closing_ = true;
+    reads_->close();
     if (teardown_unsafe()) {
       // UCX 1.13 cannot take itself apart after a peer died, each way of
       // trying asserts in the soft-RoCE VM (peer_kill over rc/ud_verbs,
@@ -138,7 +149,7 @@ class UcxTransportImpl final : public transport::Transport {
                          << ": the UCX worker is left to the process's exit");
       address_ = WorkerAddress{};  // the worker is still there to take it
       g_kept_for_exit = new KeptForExit{context_.release(), worker_.release(),
-                                        std::move(operations_), g_kept_for_exit};
+                                        std::move(operations_), std::move(reads_), g_kept_for_exit};
       return;
     }
     // Endpoints must go before the worker. disconnect_all closed every one
@@ -230,11 +241,17 @@ class UcxTransportImpl final : public transport::Transport {
                                            s == UCS_OK ? rkey_buffer : nullptr, rkey_length);
     if (s != UCS_OK) return ucx_error("ucp_rkey_pack", s);
     return std::unique_ptr<transport::Registration>(
-        new UcxRegistration(std::move(map), address, length, &counters_));
+        new UcxRegistration(std::move(map), address, length, &counters_, reads_->regions()));
   }
 
   Result<Issued> read(PeerId peer, std::span<std::uint8_t> local, std::uint64_t remote_address,
                       std::span<const std::uint8_t> remote_key, Completion done) override {
+    auto reached = endpoint(peer);
+    if (!reached) return reached.status();
+    if (peers_[static_cast<std::size_t>(peer)].reads_by_message) {
+      counters_.bytes_read += local.size();
+      return reads_->read(*reached, peer, local, remote_address, done);
+    }
     auto remote = begin_remote(peer, remote_key, done);
     if (!remote) return remote.status();
     auto [ep, op] = *remote;
@@ -352,6 +369,7 @@ class UcxTransportImpl final : public transport::Transport {
   void peer_failed(PeerId peer) override {
     if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) return;
     peers_[static_cast<std::size_t>(peer)].dead = true;
+    reads_->peer_failed(peer);
   }
 
   transport::TransportCounters counters() const override {
@@ -367,6 +385,9 @@ class UcxTransportImpl final : public transport::Transport {
     ucp_ep_h ep = nullptr;
     bool dead = false;  // peer_failed(): never flushed
     PeerId rank = -1;   // for UCX's error callback
+    // Reads go by MessageReads: UCX would emulate them (TCP), and UCX 1.13
+    // aborts a process that answers an emulated read of a reader that died.
+    bool reads_by_message = false;
   };
 
   // The endpoint to `peer`, created on first use.
@@ -408,7 +429,9 @@ class UcxTransportImpl final : public transport::Transport {
       return ucx_error("ucp_ep_create to rank " + std::to_string(peer), s);
     }
     ++counters_.connections;
-    TW_DEBUG("ucx", "connected to rank " << peer);
+    p.reads_by_message = reads_are_emulated(p.ep);
+    TW_DEBUG("ucx",
+             "connected to rank " << peer << (p.reads_by_message ? " (reads by message)" : ""));
     return p.ep;
   }
 
@@ -591,7 +614,8 @@ class UcxTransportImpl final : public transport::Transport {
     param.cb = &UcxTransportImpl::on_am;
     param.arg = this;
     ucs_status_t s = ucp_worker_set_am_recv_handler(worker_.get(), &param);
-    return s == UCS_OK ? Status::ok() : ucx_error("ucp_worker_set_am_recv_handler", s);
+    if (s != UCS_OK) return ucx_error("ucp_worker_set_am_recv_handler", s);
+    return reads_->install_handlers();
   }
 
  private:
@@ -599,6 +623,7 @@ class UcxTransportImpl final : public transport::Transport {
   WorkerPtr worker_;
   WorkerAddress address_;
   int event_fd_;
+  std::unique_ptr<MessageReads> reads_;  // for peers whose reads UCX would emulate
   std::vector<Peer> peers_;
   transport::Receiver* receiver_ = nullptr;
   // Whether UCX's transports here take the peer error mode (endpoint()).
@@ -653,10 +678,10 @@ Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOpti
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
-  // Over TCP our rendezvous read is UCX's emulated get, answered in
-  // TX_SEG_SIZE pieces: the default 8 KiB held 1 MiB messages to 1.1 GB/s
-  // on loopback, where 64 KiB gives 3.8 (the peers' own rendezvous: 4.0 to
-  // 4.5). The environment is the only way in: ucp_config_modify does not
+  // Over TCP a read is answered in pieces that fit one TX_SEG_SIZE segment
+  // (MessageReads); with UCX's emulated get the default 8 KiB held 1 MiB
+  // messages to 1.1 GB/s on loopback, where 64 KiB gave 3.8 (the peers'
+  // own rendezvous: 4.0 to 4.5). The environment is the only way in: ucp_config_modify does not
   // reach a transport's settings in UCX 1.13. A value the user set wins
   // (no overwrite); this runs in MPI_Init, before the application's threads.
   // Only where TCP may load: UCX warns about a variable nothing read.

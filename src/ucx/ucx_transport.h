@@ -4,8 +4,9 @@
 // with UCP_AM_SEND_FLAG_EAGER so that every message (eager data, RTS, FIN,
 // control) takes the same ordered path and arrives whole in the callback.
 // UCX's own tag matching is never used: our matcher decides. Rendezvous
-// reads are ucp_get_nbx, CAS is ucp_atomic_op_nbx; UCX picks the lanes as
-// usual and UCX_TLS is respected.
+// reads are ucp_get_nbx where the endpoint has RDMA lanes (shared memory,
+// verbs) and MessageReads where UCX would emulate them (TCP); CAS is
+// ucp_atomic_op_nbx. UCX picks the lanes as usual and UCX_TLS is respected.
 #pragma once
 
 #include <memory>

@@ -227,6 +227,51 @@ TEST_P(Conformance, AReadReturnsTheOwnersBytes) {
   }
 }
 
+// A read past what the owner registered fails and writes nothing into the
+// reader's buffer, and the pair goes on working: the owner's other memory
+// is not the peer's to read. Shm checks the key's range at the reader; UCX
+// over TCP reads by message (MessageReads), and the owner refuses.
+TEST_P(Conformance, AReadPastTheOwnersRegistrationFailsAndWritesNothing) {
+  if (GetParam()->name == "verbs") {
+    GTEST_SKIP() << "verbs: the NIC refuses such a read (IBV_WC_REM_ACCESS_ERR) and the RC "
+                    "connection goes down with it; the engine never reads past a key";
+  }
+  introduce();
+  const std::string owned = payload_for(7, 8192);
+  auto reg = side_[1]->register_memory(const_cast<char*>(owned.data()), 4096, RemoteAccess::kRead);
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  const std::uint64_t base = (*reg)->address();
+  auto read = [&](std::uint64_t at, std::string& into, Completions& c) {
+    const int before = c.done;
+    auto r = side_[0]->read(1, {reinterpret_cast<std::uint8_t*>(into.data()), into.size()}, at,
+                            (*reg)->packed_key(), c.callback());
+    if (!r.is_ok()) return r.status();
+    if (*r == Issued::kPending && !progress_until([&] { return c.done > before; })) {
+      return Status(ErrorCode::kInternal, "no completion");
+    }
+    return c.first_error;
+  };
+  Completions inside;
+  std::string got(64, 'x');
+  Status s = read(base + 100, got, inside);
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  ASSERT_EQ(got, owned.substr(100, 64));
+  if (GetParam()->name == "ucx" && side_[0]->counters().bytes_helped_by_peers == 0) {
+    GTEST_SKIP() << "UCX reads by RDMA here (its shared memory copies by CMA where it is told, "
+                    "checking no registration); over TCP it reads by message";
+  }
+  Completions past;
+  std::string beyond(64, 'x');
+  s = read(base + 4096 + 64, beyond, past);
+  EXPECT_FALSE(s.is_ok()) << "a read past the registration succeeded";
+  EXPECT_EQ(beyond, std::string(64, 'x')) << "a refused read wrote into the reader's buffer";
+  std::string again(64, 'x');
+  Completions after;
+  s = read(base + 4000, again, after);
+  ASSERT_TRUE(s.is_ok()) << "the pair stopped working after a refused read: " << s.to_string();
+  EXPECT_EQ(again, owned.substr(4000, 64));
+}
+
 TEST_P(Conformance, AWriteLandsOnceFlushed) {
   introduce();
   std::string target(64 << 10, '\0');
