@@ -307,6 +307,8 @@ class Engine final : public transport::Receiver,
   // (window_shared.cc; MPI_Win_allocate_shared): the parts follow each
   // other in rank order, without a gap when `contiguous`, else each on its
   // own pages. kRmaShared unless every rank of `comm` is on this host.
+  // win_fail for win_allocate_shared, whose first exchange is its own.
+  Status win_shared_fail(Communicator* comm, Status why);
   Result<Window*> win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
                                       bool contiguous, const WindowHints& hints = {});
   // A window without memory (window_dynamic.cc; MPI_Win_create_dynamic):

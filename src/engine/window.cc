@@ -128,12 +128,10 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
     }
     std::memcpy(&v, (*lengths)[r].data(), sizeof(v));
     if (v.failed != 0) {
-      const auto code = v.failed <= static_cast<std::uint32_t>(ErrorCode::kInternal)
-                            ? static_cast<ErrorCode>(v.failed)
-                            : ErrorCode::kInternal;
-      return Status(code, "rank " + std::to_string(r) +
-                              " of the communicator could not make its part of the window "
-                              "(its own error says why)");
+      return Status(failed_part_code(v.failed),
+                    "rank " + std::to_string(r) +
+                        " of the communicator could not make its part of the window "
+                        "(its own error says why)");
     }
     longest[0] = std::max(longest[0], v.key_length);
     longest[1] = std::max(longest[1], v.lock_key_length);

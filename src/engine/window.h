@@ -124,6 +124,14 @@ struct WindowOpWait {
 };
 
 // What a window's creator asked through its MPI_Info (mpi_api/windows.cc).
+// The error class a rank sent in a window creation's first exchange
+// (Engine::win_fail, win_shared_fail); a value out of range reads as
+// kInternal.
+inline ErrorCode failed_part_code(std::uint32_t sent) {
+  return sent <= static_cast<std::uint32_t>(ErrorCode::kInternal) ? static_cast<ErrorCode>(sent)
+                                                                  : ErrorCode::kInternal;
+}
+
 struct WindowHints {
   // "tagwire_rma_atomics": this window's 8-byte integer accumulates by
   // atomics (true) or under the lock (false), whatever TAGWIRE_RMA_ATOMICS

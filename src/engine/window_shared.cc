@@ -30,6 +30,8 @@ namespace {
 struct SharedPartRecord {
   std::uint64_t host;  // a hash of host_identity()
   std::uint64_t size;
+  std::uint32_t failed;  // the error code of a rank that cannot go on (0: none)
+  std::uint32_t unused;
 };
 
 // Round 2's record: the lowest rank's segment name, or why it has none.
@@ -63,23 +65,43 @@ std::string segment_name() {
 
 }  // namespace
 
+Status Engine::win_shared_fail(Communicator* comm, Status why) {
+  if (!check_comm(comm).is_ok() || why.is_ok()) return why;
+  const SharedPartRecord mine{0, 0, static_cast<std::uint32_t>(why.code()), 0};
+  // The others' answer changes nothing here: this rank fails either way.
+  (void)allgather(comm, {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)},
+                  kCollectiveTag);
+  return why;
+}
+
 Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
                                             bool contiguous, const WindowHints& hints) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   if (disp_unit <= 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "window displacement unit " + std::to_string(disp_unit) + " is not positive");
+    return win_shared_fail(
+        comm, Status(ErrorCode::kInvalidArgument,
+                     "window displacement unit " + std::to_string(disp_unit) + " is not positive"));
   }
   const char* what = "MPI_Win_allocate_shared";
-  // 1. Every rank here, and every part's size.
-  const SharedPartRecord mine{std::hash<std::string>{}(host_identity()), size};
+  // 1. Every rank here, and every part's size (or a rank's error:
+  // win_shared_fail).
+  const SharedPartRecord mine{std::hash<std::string>{}(host_identity()), size, 0, 0};
   auto parts =
       allgather(comm, {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)}, kCollectiveTag);
   if (!parts) return parts.status().with_context(what);
   std::vector<std::uint64_t> sizes;
   for (std::size_t r = 0; r < parts->size(); ++r) {
     SharedPartRecord p;
+    if ((*parts)[r].size() != sizeof(p)) {
+      return Status(ErrorCode::kProtocol,
+                    std::string(what) + ": a malformed record from rank " + std::to_string(r));
+    }
     std::memcpy(&p, (*parts)[r].data(), sizeof(p));
+    if (p.failed != 0) {
+      return Status(failed_part_code(p.failed),
+                    std::string(what) + ": rank " + std::to_string(r) +
+                        " of the communicator could not make its part (its own error says why)");
+    }
     if (p.host != mine.host) {
       return Status(
           ErrorCode::kRmaShared,

@@ -173,8 +173,11 @@ extern "C" {
 // creations whose first exchange is Engine::win_open's), a bad one fails
 // the call on every rank of the communicator, not here alone: the others
 // would wait in the exchange for this rank (Engine::win_fail).
-static Result<engine::Communicator*> window_arguments(MPI_Aint size, MPI_Info info, MPI_Comm comm,
-                                                      bool fail_together = true) {
+// `fail`: how this rank takes its part in the creation's first exchange
+// when its own arguments are wrong, so that no other rank waits for it.
+using FailTogether = Status (engine::Engine::*)(engine::Communicator*, Status);
+static Result<engine::Communicator*> window_arguments(
+    MPI_Aint size, MPI_Info info, MPI_Comm comm, FailTogether fail = &engine::Engine::win_fail) {
   auto c = comm_of(comm);
   if (!c) return c;
   Status bad;
@@ -185,7 +188,7 @@ static Result<engine::Communicator*> window_arguments(MPI_Aint size, MPI_Info in
     bad = Status(ErrorCode::kInvalidInfo, "info handle is not valid");
   }
   if (bad.is_ok()) return c;
-  return fail_together ? E().win_fail(*c, std::move(bad)) : bad;
+  return (E().*fail)(*c, std::move(bad));
 }
 
 // What the window's info asks of the engine: "tagwire_rma_atomics" true
@@ -247,11 +250,12 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 // "true", which puts each part on its own pages.
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void* baseptr, MPI_Win* win) {
-  // (its first exchange is its own: a bad argument here fails this rank only)
-  auto c = window_arguments(size, info, comm, false);
+  // (its first exchange is its own: win_shared_fail)
+  auto c = window_arguments(size, info, comm, &engine::Engine::win_shared_fail);
   TW_MPI_TRY(comm, c.status());
   if (baseptr == nullptr) {
-    TW_MPI_TRY(comm, Status(ErrorCode::kInvalidArgument, "baseptr is NULL"));
+    TW_MPI_TRY(comm,
+               E().win_shared_fail(*c, Status(ErrorCode::kInvalidArgument, "baseptr is NULL")));
   }
   bool contiguous = true;
   if (const InfoEntries* hints = info != MPI_INFO_NULL ? state().infos.find(info) : nullptr) {

@@ -4,7 +4,8 @@
  * MPI_Fetch_and_op and MPI_Compare_and_swap, on every transport, with every rank hammering one
  * target at once so that a lost update or a lock that lets two holders in
  * shows as a wrong count; and the errors under MPI_ERRORS_RETURN (a window
- * creation one rank gets wrong fails on all). Runs on
+ * creation one rank gets wrong fails on all, MPI_Win_allocate_shared's
+ * too). Runs on
  * any number of ranks >= 2. */
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,25 @@ static void creation_fails_together(void) {
   CHECK(tw_class(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, rank == 1 ? NULL : &win)) ==
         MPI_ERR_ARG);
   CHECK(win == MPI_WIN_NULL);
+  /* MPI_Win_allocate_shared, whose first exchange is its own. */
+  CHECK(tw_class(MPI_Win_allocate_shared(16, unit, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win)) ==
+        MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Win_allocate_shared(rank == 0 ? -1 : 16, sizeof(int), MPI_INFO_NULL,
+                                         MPI_COMM_WORLD, &mem, &win)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Win_allocate_shared(16, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                         rank == 1 ? NULL : &mem, &win)) == MPI_ERR_ARG);
+  CHECK(win == MPI_WIN_NULL);
+  CHECK(MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                                &win) == MPI_SUCCESS);
+  *mem = rank;
+  CHECK(MPI_Win_fence(0, win) == MPI_SUCCESS);
+  int* next = NULL;
+  MPI_Aint next_size = 0;
+  int next_unit = 0;
+  CHECK(MPI_Win_shared_query(win, (rank + 1) % size, &next_size, &next_unit, &next) == MPI_SUCCESS);
+  CHECK(next != NULL && *next == (rank + 1) % size);
+  CHECK(MPI_Win_fence(0, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
   CHECK(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win) ==
         MPI_SUCCESS);
   mem[0] = -1;
