@@ -27,11 +27,13 @@ constexpr unsigned kAnswerId = 19;   // the bytes, or a refusal
 // UCX_TCP_TX_SEG_SIZE to 64 KiB), headers included, so UCX hands it over
 // where it received it and it is copied once; a larger answer UCX first
 // reassembles in a buffer of its own (a second copy, and memory as large
-// as the answer). osu_p2p bw over loopback TCP, 3 interleaved runs each
-// (2026-11-30): 256 KiB messages as one piece 2.2-2.9 GB/s, in 60 KB
-// pieces 4.6-5.0 (UCX's emulated get 3.3-3.9); 1 MiB messages in 1 MiB
-// pieces 2.6-2.8, in 60 KB pieces 3.9-4.5 (the emulated get 1.8). 16
-// pieces (1 MiB) in flight kept up as well as 32.
+// as the answer). osu_p2p bw over loopback TCP, one size per run, 3
+// interleaved runs each (2026-11-30): 256 KiB messages as one piece
+// 2.2-2.9 GB/s, in 60 KB pieces 4.6-5.0; 1 MiB messages in 1 MiB pieces
+// 2.6-2.8, in 60 KB pieces 3.9-4.5. 16 pieces (1 MiB) in flight kept up
+// as well as 32. Against UCX's emulated get, warm (a sweep from 8 B):
+// level (64 KiB to 1 MiB within 5 %), and 6-13 % less latency from 64 KiB
+// to 1 MiB; docs/measurements.md has the figures.
 constexpr std::uint64_t kPiece = 60 * 1024;
 constexpr std::uint64_t kPiecesInFlight = 16;
 
