@@ -19,9 +19,10 @@
 # nobody: 3 runs in 48 hung until the launcher's grace ended them).
 # Tagwire's own shared memory gives each pair its own ring, so a dead
 # writer stalls only its own. Over TCP, UCX itself used to abort a survivor
-# that answered the dead rank's emulated READ (ucp_get_req_handler: 1-2
-# seeds in 24); the reads there are now our own messages
-# (src/ucx/message_reads.h).
+# that answered the dead rank's emulated READ or PUT (ucp_get_req_handler,
+# ucp_put_handler); one-sided operations there are now our own messages
+# (src/ucx/message_rma.h). KILL_RANDOM_RMA=1 (the environment) adds
+# one-sided traffic to every round (CI sets it; ci/rxe-tests does not).
 set -uo pipefail
 run=$1
 prog=$2

@@ -356,8 +356,11 @@ class Engine final : public transport::Receiver,
   Result<bool> win_test(Window* window, bool block);
   // Every put and get issued so far complete here (MPI_Win_flush_local),
   // or at their targets too (MPI_Win_flush).
-  Status win_flush_local(Window* window);
-  Status win_flush(Window* window);
+  // Every access of this rank completes (locally, or at its target); the
+  // status is for `target` (a rank of the window's group), or for every
+  // target when it is -1 (Window::lost says why).
+  Status win_flush_local(Window* window, int target = -1);
+  Status win_flush(Window* window, int target = -1);
   // An accumulate: the `bytes` at `target`'s displacement `disp` are read
   // and handed to `update`, which may change them in place and says
   // whether to write them back; all under the target's accumulate lock, so

@@ -215,18 +215,24 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
   return windows_.back().get();
 }
 
-Status Engine::win_flush_local(Window* w) {
+Status Engine::win_flush_local(Window* w, int target) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
   progress_until([&] { return w->pending == 0; });
   std::lock_guard lock(mutex_);
   Status first = w->error;
   w->error = Status::ok();
+  if (target < 0) {
+    if (first.is_ok()) first = w->lost;
+    w->lost = Status::ok();
+  } else if (first.is_ok() && target < w->comm->size() && is_dead(w->comm->world_rank(target))) {
+    first = peer_failed_status(w->comm->world_rank(target));
+  }
   return first;
 }
 
-Status Engine::win_flush(Window* w) {
+Status Engine::win_flush(Window* w, int target) {
   // Local completion of every put and get issued so far ...
-  Status local = win_flush_local(w);
+  Status local = win_flush_local(w, target);
   if (w == nullptr) return local;
   // ... then remote completion: the puts are in their targets' memory.
   // Nothing to wait for when every access since the last flush was a
@@ -377,7 +383,8 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
 
 void Engine::on_rma_done(void* ctx, const Status& s) {
   auto* w = static_cast<Window*>(ctx);
-  if (!s.is_ok() && w->error.is_ok()) w->error = s;
+  Status& kept = s.code() == ErrorCode::kPeerFailed ? w->lost : w->error;
+  if (!s.is_ok() && kept.is_ok()) kept = s;
   --w->pending;
 }
 

@@ -182,6 +182,12 @@ struct Window {
   int pending = 0;         // puts and gets not yet complete locally
   bool unflushed = false;  // a put or get went through the transport since the last flush
   Status error;            // the first failure among them, reported by the fence
+  // The first access that failed because its target died: reported by a
+  // flush of every target (flush_all, unlock_all, fence), and by a flush of
+  // one target only when that target is dead. A death must not fail the
+  // flush of a live target (ULFM's rule: an operation with live ranks
+  // succeeds).
+  Status lost;
 };
 
 }  // namespace tagwire::engine

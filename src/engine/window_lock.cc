@@ -92,6 +92,18 @@ Status Engine::lock_word_swap(Window* w, int target, unsigned word, WordSwap swa
     unsigned n;
     {
       std::lock_guard lock(mutex_);
+      if (holder >= 0 && is_dead(holder) && word == kAccumulateLockWord) {
+        // The library's own lock, taken for one accumulate, whose holder
+        // died inside it: that accumulate never finishes, and every later
+        // one at this target would fail with it (an operation between
+        // live ranks must succeed). Take the word over as if free. (A
+        // user's exclusive MPI_Win_lock held by a dead rank stays an
+        // error, below: its epoch is the user's.)
+        if (const std::optional<WordSwap> fresh = plan(0)) {
+          swap = WordSwap{*old, fresh->desired};
+          continue;
+        }
+      }
       if (holder >= 0 && is_dead(holder)) {
         return peer_failed_status(holder).with_context(std::string(what) + ": held by rank " +
                                                        std::to_string(holder) + ", which died");
@@ -172,7 +184,7 @@ Status Engine::win_unlock(Window* w, int target) {
             "MPI_Win_unlock: this rank holds no lock on rank " + std::to_string(target)};
   }
   // Every access of the epoch is at its target before anyone else may in.
-  Status flushed = win_flush(w);
+  Status flushed = win_flush(w, target);
   Status released = Status::ok();
   if (held != HeldLock::kUnchecked) {
     released = release_word(w, target, kPassiveLockWord, held == HeldLock::kExclusive);
@@ -279,7 +291,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
         }
       }
       // In the target's memory before the next holder reads it.
-      if (s.is_ok() && !self && at->view == nullptr) s = win_flush(w);
+      if (s.is_ok() && !self && at->view == nullptr) s = win_flush(w, target);
     }
   }
   Status released = release_word(w, target, kAccumulateLockWord, true);

@@ -152,7 +152,8 @@ int MPI_Win_flush(int rank, MPI_Win win) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
   TW_WIN_TRY(win, check_flush_rank(**entry, rank));
-  TW_WIN_TRY(win, E().win_flush((*entry)->window));
+  // What failed with another target's death is not this flush's to report.
+  TW_WIN_TRY(win, E().win_flush((*entry)->window, rank >= 0 ? rank : -1));
   return MPI_SUCCESS;
 }
 
@@ -167,7 +168,7 @@ int MPI_Win_flush_local(int rank, MPI_Win win) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
   TW_WIN_TRY(win, check_flush_rank(**entry, rank));
-  TW_WIN_TRY(win, E().win_flush_local((*entry)->window));
+  TW_WIN_TRY(win, E().win_flush_local((*entry)->window, rank >= 0 ? rank : -1));
   return MPI_SUCCESS;
 }
 

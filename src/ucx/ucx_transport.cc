@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/log.h"
-#include "ucx/message_reads.h"
+#include "ucx/message_rma.h"
 #include "ucx/ucx_devices.h"
 #include "ucx/ucx_handles.h"
 #include "ucx/ucx_status.h"
@@ -59,7 +59,7 @@ class QuietTransportSelection {
   bool active_;
 };
 
-constexpr unsigned kAmId = 17;  // our messages' id (MessageReads takes 18 and 19)
+constexpr unsigned kAmId = 17;  // our messages' id (MessageRma takes 18 and 19)
 constexpr std::size_t kMaxHeader = 128;
 
 // State of one operation handed to UCX, alive until its callback runs.
@@ -69,24 +69,27 @@ struct Operation {
   std::uint8_t header[kMaxHeader];
   RkeyPtr rkey;                 // remote key unpacked for a read or CAS
   std::uint64_t cas_value = 0;  // CAS: the value to swap in
+  int parts_left = 0;           // flush: its halves still running
+  Status error;                 // flush: the first half's failure
   class UcxTransportImpl* owner = nullptr;
 };
 
 class UcxRegistration final : public transport::Registration {
  public:
   UcxRegistration(std::unique_ptr<MemoryMap> map, void* address, std::size_t length,
-                  transport::TransportCounters* counters, std::shared_ptr<ReadableRegions> readable)
+                  transport::TransportCounters* counters, transport::RemoteAccess access,
+                  std::shared_ptr<RemoteRegions> reachable)
       : map_(std::move(map)),
         address_(address),
         length_(length),
         counters_(counters),
-        readable_(std::move(readable)) {
+        reachable_(std::move(reachable)) {
     ++counters_->registrations;
     counters_->registered_bytes += length_;
-    readable_->add(this->address(), length_);
+    reachable_->add(this->address(), length_, access);
   }
   ~UcxRegistration() override {
-    readable_->remove(address(), length_);
+    reachable_->remove(address(), length_);
     --counters_->registrations;
     counters_->registered_bytes -= length_;
   }
@@ -101,7 +104,7 @@ class UcxRegistration final : public transport::Registration {
   void* address_;
   std::size_t length_;
   transport::TransportCounters* counters_;
-  std::shared_ptr<ReadableRegions> readable_;  // what MessageReads answers for
+  std::shared_ptr<RemoteRegions> reachable_;  // what MessageRma serves
 };
 
 // UCX objects left to the process's exit (~UcxTransportImpl says when and
@@ -113,7 +116,7 @@ struct KeptForExit {
   ucp_context_h context;
   ucp_worker_h worker;
   std::vector<std::unique_ptr<Operation>> operations;
-  std::unique_ptr<MessageReads> reads;
+  std::unique_ptr<MessageRma> rma;
   KeptForExit* next;
 };
 KeptForExit* g_kept_for_exit = nullptr;
@@ -125,14 +128,14 @@ class UcxTransportImpl final : public transport::Transport {
         worker_(std::move(worker)),
         address_(std::move(address)),
         event_fd_(event_fd),
-        reads_(std::make_unique<MessageReads>(worker_.get(), &counters_)) {}
+        rma_(std::make_unique<MessageRma>(worker_.get(), &counters_)) {}
 
   ~UcxTransportImpl() override {
     // From here UCX may still complete operations (a forced close cancels
     // what was in flight): their callbacks tell nobody, for
     // the engine's requests are gone.
     closing_ = true;
-    reads_->close();
+    rma_->close();
     if (teardown_unsafe()) {
       // UCX 1.13 cannot take itself apart after a peer died, each way of
       // trying asserts in the soft-RoCE VM (peer_kill over rc/ud_verbs,
@@ -149,7 +152,7 @@ class UcxTransportImpl final : public transport::Transport {
                          << ": the UCX worker is left to the process's exit");
       address_ = WorkerAddress{};  // the worker is still there to take it
       g_kept_for_exit = new KeptForExit{context_.release(), worker_.release(),
-                                        std::move(operations_), std::move(reads_), g_kept_for_exit};
+                                        std::move(operations_), std::move(rma_), g_kept_for_exit};
       return;
     }
     // Endpoints must go before the worker. disconnect_all closed every one
@@ -241,16 +244,16 @@ class UcxTransportImpl final : public transport::Transport {
                                            s == UCS_OK ? rkey_buffer : nullptr, rkey_length);
     if (s != UCS_OK) return ucx_error("ucp_rkey_pack", s);
     return std::unique_ptr<transport::Registration>(
-        new UcxRegistration(std::move(map), address, length, &counters_, reads_->regions()));
+        new UcxRegistration(std::move(map), address, length, &counters_, access, rma_->regions()));
   }
 
   Result<Issued> read(PeerId peer, std::span<std::uint8_t> local, std::uint64_t remote_address,
                       std::span<const std::uint8_t> remote_key, Completion done) override {
     auto reached = endpoint(peer);
     if (!reached) return reached.status();
-    if (peers_[static_cast<std::size_t>(peer)].reads_by_message) {
+    if (peers_[static_cast<std::size_t>(peer)].rma_by_message) {
       counters_.bytes_read += local.size();
-      return reads_->read(*reached, peer, local, remote_address, done);
+      return rma_->read(*reached, peer, local, remote_address, done);
     }
     auto remote = begin_remote(peer, remote_key, done);
     if (!remote) return remote.status();
@@ -265,6 +268,12 @@ class UcxTransportImpl final : public transport::Transport {
   Result<Issued> write(PeerId peer, std::span<const std::uint8_t> local,
                        std::uint64_t remote_address, std::span<const std::uint8_t> remote_key,
                        Completion done) override {
+    auto reached = endpoint(peer);
+    if (!reached) return reached.status();
+    if (peers_[static_cast<std::size_t>(peer)].rma_by_message) {
+      counters_.bytes_written += local.size();
+      return rma_->write(*reached, peer, local, remote_address, done);
+    }
     auto remote = begin_remote(peer, remote_key, done);
     if (!remote) return remote.status();
     auto [ep, op] = *remote;
@@ -276,10 +285,30 @@ class UcxTransportImpl final : public transport::Transport {
   }
 
   Result<Issued> flush(Completion done) override {
-    // A put completes locally; the worker flush completes remotely.
+    // Two halves: UCX's worker flush completes its puts remotely (peers
+    // with RDMA lanes), and MessageRma's writes complete when their
+    // targets answer (peers over TCP). A job may have both (shared memory
+    // on the node, TCP between nodes).
     Operation* op = new_operation(done);
-    ucp_request_param_t param = callback_param(op);
-    return finish_issue(ucp_worker_flush_nbx(worker_.get(), &param), op, "ucp_worker_flush_nbx");
+    op->parts_left = 2;
+    op->error = Status::ok();
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &UcxTransportImpl::on_worker_flushed;
+    param.user_data = op;
+    ucs_status_ptr_t request = ucp_worker_flush_nbx(worker_.get(), &param);
+    if (UCS_PTR_IS_ERR(request) && !any_dead()) {
+      op->error = ucx_error("ucp_worker_flush_nbx", UCS_PTR_STATUS(request));
+    }
+    if (request == nullptr || UCS_PTR_IS_ERR(request)) --op->parts_left;
+    if (rma_->flush_writes({&UcxTransportImpl::flush_part_done, op}) == Issued::kDone) {
+      --op->parts_left;
+    }
+    if (op->parts_left > 0) return Issued::kPending;
+    Status error = op->error;
+    release_operation(op);
+    if (!error.is_ok()) return error;
+    return Issued::kDone;
   }
 
   Result<Issued> compare_and_swap(PeerId peer, std::uint64_t remote_address,
@@ -369,7 +398,7 @@ class UcxTransportImpl final : public transport::Transport {
   void peer_failed(PeerId peer) override {
     if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) return;
     peers_[static_cast<std::size_t>(peer)].dead = true;
-    reads_->peer_failed(peer);
+    rma_->peer_failed(peer);
   }
 
   transport::TransportCounters counters() const override {
@@ -385,9 +414,10 @@ class UcxTransportImpl final : public transport::Transport {
     ucp_ep_h ep = nullptr;
     bool dead = false;  // peer_failed(): never flushed
     PeerId rank = -1;   // for UCX's error callback
-    // Reads go by MessageReads: UCX would emulate them (TCP), and UCX 1.13
-    // aborts a process that answers an emulated read of a reader that died.
-    bool reads_by_message = false;
+    // Reads, writes and CAS go by MessageRma: UCX would emulate them (TCP),
+    // and UCX 1.13 aborts a process that answers an emulated operation of
+    // an origin that died.
+    bool rma_by_message = false;
   };
 
   // The endpoint to `peer`, created on first use.
@@ -429,9 +459,9 @@ class UcxTransportImpl final : public transport::Transport {
       return ucx_error("ucp_ep_create to rank " + std::to_string(peer), s);
     }
     ++counters_.connections;
-    p.reads_by_message = reads_are_emulated(p.ep);
+    p.rma_by_message = rma_is_emulated(p.ep);
     TW_DEBUG("ucx",
-             "connected to rank " << peer << (p.reads_by_message ? " (reads by message)" : ""));
+             "connected to rank " << peer << (p.rma_by_message ? " (one-sided by message)" : ""));
     return p.ep;
   }
 
@@ -542,6 +572,30 @@ class UcxTransportImpl final : public transport::Transport {
     done(status == UCS_OK ? Status::ok() : Status(owner->operation_error(status)));
   }
 
+  // UCX's worker flush finished: one half of flush().
+  static void on_worker_flushed(void* request, ucs_status_t status, void* user_data) {
+    auto* op = static_cast<Operation*>(user_data);
+    ucp_request_free(request);
+    UcxTransportImpl* owner = op->owner;
+    if (owner->closing_) return;
+    // With a peer dead, UCX fails the flush of the whole worker for its
+    // endpoint alone; the dead peer's operations fail on their own (their
+    // completions), and a flush must not fail live targets' accesses.
+    const bool fine = status == UCS_OK || owner->any_dead();
+    flush_part_done(op, fine ? Status::ok() : ucx_error("ucp_worker_flush_nbx", status));
+  }
+
+  static void flush_part_done(void* ctx, const Status& status) {
+    auto* op = static_cast<Operation*>(ctx);
+    if (!status.is_ok() && op->error.is_ok()) op->error = status;
+    if (--op->parts_left > 0) return;
+    UcxTransportImpl* owner = op->owner;
+    const Completion done = op->done;
+    const Status error = op->error;
+    owner->release_operation(op);
+    done(error);
+  }
+
   static ucs_status_t on_am(void* arg, const void* header, std::size_t header_length, void* data,
                             std::size_t length, const ucp_am_recv_param_t* param) {
     auto* self = static_cast<UcxTransportImpl*>(arg);
@@ -615,7 +669,7 @@ class UcxTransportImpl final : public transport::Transport {
     param.arg = this;
     ucs_status_t s = ucp_worker_set_am_recv_handler(worker_.get(), &param);
     if (s != UCS_OK) return ucx_error("ucp_worker_set_am_recv_handler", s);
-    return reads_->install_handlers();
+    return rma_->install_handlers();
   }
 
  private:
@@ -623,7 +677,7 @@ class UcxTransportImpl final : public transport::Transport {
   WorkerPtr worker_;
   WorkerAddress address_;
   int event_fd_;
-  std::unique_ptr<MessageReads> reads_;  // for peers whose reads UCX would emulate
+  std::unique_ptr<MessageRma> rma_;  // for peers whose RMA UCX would emulate
   std::vector<Peer> peers_;
   transport::Receiver* receiver_ = nullptr;
   // Whether UCX's transports here take the peer error mode (endpoint()).
@@ -678,8 +732,8 @@ Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOpti
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
-  // Over TCP a read is answered in pieces that fit one TX_SEG_SIZE segment
-  // (MessageReads); with UCX's emulated get the default 8 KiB held 1 MiB
+  // Over TCP reads and writes go in pieces that fit one TX_SEG_SIZE
+  // segment (MessageRma); with UCX's emulated get the default 8 KiB held 1 MiB
   // messages to 1.1 GB/s on loopback, where 64 KiB gave 3.8 (the peers'
   // own rendezvous: 4.0 to 4.5). The environment is the only way in: ucp_config_modify does not
   // reach a transport's settings in UCX 1.13. A value the user set wins

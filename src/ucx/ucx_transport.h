@@ -3,10 +3,11 @@
 // Messages are UCP active messages on one endpoint per peer, always sent
 // with UCP_AM_SEND_FLAG_EAGER so that every message (eager data, RTS, FIN,
 // control) takes the same ordered path and arrives whole in the callback.
-// UCX's own tag matching is never used: our matcher decides. Rendezvous
-// reads are ucp_get_nbx where the endpoint has RDMA lanes (shared memory,
-// verbs) and MessageReads where UCX would emulate them (TCP); CAS is
-// ucp_atomic_op_nbx. UCX picks the lanes as usual and UCX_TLS is respected.
+// UCX's own tag matching is never used: our matcher decides. Reads, writes
+// and CAS are ucp_get_nbx, ucp_put_nbx and ucp_atomic_op_nbx where the
+// endpoint has RDMA lanes (shared memory, verbs), and MessageRma's
+// messages where UCX would emulate them (TCP). UCX picks the lanes as
+// usual and UCX_TLS is respected.
 #pragma once
 
 #include <memory>

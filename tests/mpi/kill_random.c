@@ -3,8 +3,9 @@
  * eager messages, rendezvous messages both ways, a synchronous send, a
  * send it cancels, then an MPI_Allreduce on MPI_COMM_WORLD. The victim,
  * rank (SEED % (size - 1)) + 1, is SIGKILLed by a timer 1-40 ms after
- * MPI_Init (from SEED; KILL_RANDOM_DELAY_US sets it), wherever it is,
- * inside the library included.
+ * MPI_Init (from SEED; KILL_RANDOM_DELAY_US sets it; with
+ * KILL_RANDOM_RMA, after the window is made), wherever it is, inside the
+ * library included.
  *
  * What every survivor checks, every round:
  *  - each operation with a live rank succeeds, with the data it should
@@ -16,6 +17,10 @@
  *    exchange without the victim, which must succeed) whether anyone saw
  *    the failure, and stop together; the launcher's --timeout is the
  *    hang check.
+ * With KILL_RANDOM_RMA=1, each round also puts 8 bytes into every
+ * peer's window, compare-and-swaps a word there, gets 256 KiB from it and
+ * flushes (passive target, lock_all), checking what it got from live
+ * ranks: a target that serves the victim's operations must survive them.
  * Each survivor prints "kill-random: rank R ok" and finalizes;
  * tests/kill_random_test.sh checks that every survivor said so and that
  * the job's status is the victim's (137). Usage: mpi_kill_random SEED */
@@ -71,13 +76,32 @@ int main(int argc, char** argv) {
   victim = (int)(seed % (unsigned)(size - 1)) + 1;
   long delay_us = 1000 + (long)((seed * 7919u) % 39000u);
   if (getenv("KILL_RANDOM_DELAY_US")) delay_us = atol(getenv("KILL_RANDOM_DELAY_US"));
+  char* big_out = malloc((size_t)kBig * kMaxRanks);
+  char* big_in = malloc((size_t)kBig * kMaxRanks);
+  /* One-sided traffic: a window of kBig bytes, (rank + 1) everywhere but
+   * the words peers put and swap into (offsets below kMaxRanks * 16). */
+  const char* rma_env = getenv("KILL_RANDOM_RMA");
+  const int rma = rma_env != NULL && atoi(rma_env) != 0;
+  MPI_Win win = MPI_WIN_NULL;
+  char* window = malloc(kBig);
+  char* got = malloc(kBig);
+  memset(window, rank + 1, kBig);
+  if (rma) {
+    if (MPI_Win_create(window, kBig, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win) != MPI_SUCCESS ||
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win) != MPI_SUCCESS) {
+      printf("kill-random: rank %d: the window could not be made\n", rank);
+      return 1;
+    }
+  }
+  /* The timer starts after the window is made: a creation that fails at
+   * some ranks and not at others (ULFM allows it) would leave ranks
+   * writing into windows their peers never made. */
   if (rank == victim) {
     signal(SIGALRM, die);
     struct itimerval t = {{0, 0}, {delay_us / 1000000, delay_us % 1000000}};
     setitimer(ITIMER_REAL, &t, NULL);
   }
-  char* big_out = malloc((size_t)kBig * kMaxRanks);
-  char* big_in = malloc((size_t)kBig * kMaxRanks);
   static long small_out[kMaxRanks], small_in[kMaxRanks], sync_in[kMaxRanks], cancel_out[kMaxRanks];
   static MPI_Request req[kMaxRanks * kPerPeer];
   static MPI_Status st[kMaxRanks * kPerPeer];
@@ -186,6 +210,37 @@ int main(int argc, char** argv) {
         }
       }
     }
+    for (int p = 0; p < size && win != MPI_WIN_NULL; ++p) {
+      if (p == rank) continue;
+      /* The swap word holds (p + 1) in every byte until the first swap,
+       * then the round of the last one. */
+      long word = (long)round, old = -1, compare = (long)round - 1;
+      if (round == 0) memset(&compare, p + 1, sizeof compare);
+      const char* step = "MPI_Put";
+      int err = MPI_Put(&word, 1, MPI_LONG, p, (MPI_Aint)(rank * 16), 1, MPI_LONG, win);
+      if (err == MPI_SUCCESS) {
+        step = "MPI_Compare_and_swap";
+        err = MPI_Compare_and_swap(&word, &compare, &old, MPI_LONG, p, (MPI_Aint)(rank * 16 + 8),
+                                   win);
+      }
+      if (err == MPI_SUCCESS) {
+        step = "MPI_Get";
+        err = MPI_Get(got, kBig, MPI_CHAR, p, 0, kBig, MPI_CHAR, win);
+      }
+      if (err == MPI_SUCCESS) {
+        step = "MPI_Win_flush";
+        err = MPI_Win_flush(p, win);
+      }
+      if (err != MPI_SUCCESS) local_failure = 1;
+      if (!acceptable(err, p, step, round)) ok = 0;
+      if (err != MPI_SUCCESS || p == victim) continue;
+      if (got[kMaxRanks * 16] != (char)(p + 1) || got[kBig - 1] != (char)(p + 1) ||
+          old != compare) {
+        printf("kill-random: rank %d round %d: one-sided data from %d is wrong (old %ld)\n", rank,
+               round, p, old);
+        ok = 0;
+      }
+    }
     long mine = rank + 1, sum = 0;
     rc = MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rc == MPI_SUCCESS && sum != (long)size * (size + 1) / 2) {
@@ -234,5 +289,8 @@ int main(int argc, char** argv) {
   MPI_Finalize();
   free(big_out);
   free(big_in);
+  free(got);
+  /* `window` stays: the window over it is never freed (a collective the
+   * victim cannot take part in). */
   return ok ? 0 : 1;
 }

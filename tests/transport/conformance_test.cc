@@ -230,7 +230,7 @@ TEST_P(Conformance, AReadReturnsTheOwnersBytes) {
 // A read past what the owner registered fails and writes nothing into the
 // reader's buffer, and the pair goes on working: the owner's other memory
 // is not the peer's to read. Shm checks the key's range at the reader; UCX
-// over TCP reads by message (MessageReads), and the owner refuses.
+// over TCP reads by message (MessageRma), and the owner refuses.
 TEST_P(Conformance, AReadPastTheOwnersRegistrationFailsAndWritesNothing) {
   if (GetParam()->name == "verbs") {
     GTEST_SKIP() << "verbs: the NIC refuses such a read (IBV_WC_REM_ACCESS_ERR) and the RC "
