@@ -41,6 +41,9 @@ static void die(int sig) {
 }
 
 static int rank, size, victim;
+/* The window's memory: its window is never freed (a collective the victim
+ * cannot take part in), so it stays, reachable from here. */
+static char* window;
 
 /* An operation's outcome as a survivor sees it; returns 0 on a violation. */
 static int acceptable(int err, int peer, const char* what, int round) {
@@ -83,7 +86,7 @@ int main(int argc, char** argv) {
   const char* rma_env = getenv("KILL_RANDOM_RMA");
   const int rma = rma_env != NULL && atoi(rma_env) != 0;
   MPI_Win win = MPI_WIN_NULL;
-  char* window = malloc(kBig);
+  window = malloc(kBig);
   char* got = malloc(kBig);
   memset(window, rank + 1, kBig);
   if (rma) {
@@ -290,7 +293,5 @@ int main(int argc, char** argv) {
   free(big_out);
   free(big_in);
   free(got);
-  /* `window` stays: the window over it is never freed (a collective the
-   * victim cannot take part in). */
   return ok ? 0 : 1;
 }
