@@ -307,10 +307,10 @@ class Engine final : public transport::Receiver,
   // (window_shared.cc; MPI_Win_allocate_shared): the parts follow each
   // other in rank order, without a gap when `contiguous`, else each on its
   // own pages. kRmaShared unless every rank of `comm` is on this host.
-  // win_fail for win_allocate_shared, whose first exchange is its own.
-  Status win_shared_fail(Communicator* comm, Status why);
   Result<Window*> win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
                                       bool contiguous, const WindowHints& hints = {});
+  // win_fail for win_allocate_shared, whose first exchange is its own.
+  Status win_shared_fail(Communicator* comm, Status why);
   // A window without memory (window_dynamic.cc; MPI_Win_create_dynamic):
   // each rank attaches regions later, and origins address them by their
   // absolute address (disp unit 1). Attach registers the region and
@@ -355,10 +355,9 @@ class Engine final : public transport::Receiver,
   Status win_complete(Window* window);
   Result<bool> win_test(Window* window, bool block);
   // Every put and get issued so far complete here (MPI_Win_flush_local),
-  // or at their targets too (MPI_Win_flush).
-  // Every access of this rank completes (locally, or at its target); the
-  // status is for `target` (a rank of the window's group), or for every
-  // target when it is -1 (Window::lost says why).
+  // or at their targets too (MPI_Win_flush). The status is for `target`
+  // (a rank of the window's group), or for every target when it is -1:
+  // Window::lost says why.
   Status win_flush_local(Window* window, int target = -1);
   Status win_flush(Window* window, int target = -1);
   // An accumulate: the `bytes` at `target`'s displacement `disp` are read

@@ -123,7 +123,6 @@ struct WindowOpWait {
   }
 };
 
-// What a window's creator asked through its MPI_Info (mpi_api/windows.cc).
 // The error class a rank sent in a window creation's first exchange
 // (Engine::win_fail, win_shared_fail); a value out of range reads as
 // kInternal.
@@ -132,6 +131,7 @@ inline ErrorCode failed_part_code(std::uint32_t sent) {
                                                                   : ErrorCode::kInternal;
 }
 
+// What a window's creator asked through its MPI_Info (mpi_api/windows.cc).
 struct WindowHints {
   // "tagwire_rma_atomics": this window's 8-byte integer accumulates by
   // atomics (true) or under the lock (false), whatever TAGWIRE_RMA_ATOMICS

@@ -733,10 +733,11 @@ Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOpti
   params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
   // Over TCP reads and writes go in pieces that fit one TX_SEG_SIZE
-  // segment (MessageRma); with UCX's emulated get the default 8 KiB held 1 MiB
-  // messages to 1.1 GB/s on loopback, where 64 KiB gave 3.8 (the peers'
-  // own rendezvous: 4.0 to 4.5). The environment is the only way in: ucp_config_modify does not
-  // reach a transport's settings in UCX 1.13. A value the user set wins
+  // segment (MessageRma); with UCX's emulated get the default 8 KiB held
+  // 1 MiB messages to 1.1 GB/s on loopback, where 64 KiB gave 3.8 (the
+  // peers' own rendezvous: 4.0 to 4.5). The environment is the only way
+  // in: ucp_config_modify does not reach a transport's settings in UCX
+  // 1.13. A value the user set wins
   // (no overwrite); this runs in MPI_Init, before the application's threads.
   // Only where TCP may load: UCX warns about a variable nothing read.
   if (tls_may_include_tcp(std::getenv("UCX_TLS"))) ::setenv("UCX_TCP_TX_SEG_SIZE", "64k", 0);
