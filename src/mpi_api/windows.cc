@@ -6,6 +6,7 @@
 // contiguous datatypes (one run from offset 0); others are refused with
 // MPI_ERR_TYPE.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mpi_api/error_handlers.h"
@@ -191,17 +192,25 @@ static Result<engine::Communicator*> window_arguments(
   return (E().*fail)(*c, std::move(bad));
 }
 
+// The value `info` gives `key` (keys are unique: MPI_Info_set replaces);
+// null when it gives none or is MPI_INFO_NULL.
+static const std::string* info_value(MPI_Info info, std::string_view key) {
+  const InfoEntries* entries = info != MPI_INFO_NULL ? state().infos.find(info) : nullptr;
+  if (entries == nullptr) return nullptr;
+  for (const auto& [k, value] : *entries) {
+    if (k == key) return &value;
+  }
+  return nullptr;
+}
+
 // What the window's info asks of the engine: "tagwire_rma_atomics" true
 // or false (engine/window.h, WindowHints; other values are ignored, as
 // MPI lets an implementation ignore any hint).
 static engine::WindowHints window_hints(MPI_Info info) {
   engine::WindowHints hints;
-  if (const InfoEntries* entries = info != MPI_INFO_NULL ? state().infos.find(info) : nullptr) {
-    for (const auto& [key, value] : *entries) {
-      if (key == "tagwire_rma_atomics" && (value == "true" || value == "false")) {
-        hints.rma_atomics = value == "true";
-      }
-    }
+  const std::string* atomics = info_value(info, "tagwire_rma_atomics");
+  if (atomics != nullptr && (*atomics == "true" || *atomics == "false")) {
+    hints.rma_atomics = *atomics == "true";
   }
   return hints;
 }
@@ -257,12 +266,8 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     TW_MPI_TRY(comm,
                E().win_shared_fail(*c, Status(ErrorCode::kInvalidArgument, "baseptr is NULL")));
   }
-  bool contiguous = true;
-  if (const InfoEntries* hints = info != MPI_INFO_NULL ? state().infos.find(info) : nullptr) {
-    for (const auto& [key, value] : *hints) {
-      if (key == "alloc_shared_noncontig") contiguous = value != "true";
-    }
-  }
+  const std::string* noncontig = info_value(info, "alloc_shared_noncontig");
+  const bool contiguous = noncontig == nullptr || *noncontig != "true";
   auto w = E().win_allocate_shared(static_cast<std::size_t>(size), disp_unit, *c, contiguous,
                                    window_hints(info));
   TW_MPI_TRY(comm, w.status());
