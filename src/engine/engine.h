@@ -726,6 +726,11 @@ class Engine final : public transport::Receiver,
   Status rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp,
              std::ptrdiff_t offset, bool put);
   static void on_rma_done(void* ctx, const Status& s);
+  // win_fail's and win_shared_fail's common part: this rank's `record`
+  // (which carries why's code) in the creation's first exchange, then
+  // `why`. Nothing is exchanged when `why` is ok or `comm` invalid.
+  Status fail_in_first_exchange(Communicator* comm, Status why,
+                                std::span<const std::uint8_t> record);
   // The part of win_create and win_allocate after the memory: lock words,
   // and every rank's addresses and keys to every other (collective).
   Result<Window*> win_open(void* base, std::size_t size, int disp_unit, Communicator* comm,

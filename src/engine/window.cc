@@ -42,13 +42,18 @@ Status positive_unit(int disp_unit) {
 
 }  // namespace
 
-Status Engine::win_fail(Communicator* comm, Status why) {
+Status Engine::fail_in_first_exchange(Communicator* comm, Status why,
+                                      std::span<const std::uint8_t> record) {
   if (!check_comm(comm).is_ok() || why.is_ok()) return why;
-  const WindowOpening mine{0, 0, static_cast<std::uint32_t>(why.code())};
   // The others' answer changes nothing here: this rank fails either way.
-  (void)allgather(comm, {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)},
-                  kCollectiveTag);
+  (void)allgather(comm, record, kCollectiveTag);
   return why;
+}
+
+Status Engine::win_fail(Communicator* comm, Status why) {
+  const WindowOpening mine{0, 0, static_cast<std::uint32_t>(why.code())};
+  return fail_in_first_exchange(comm, std::move(why),
+                                {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)});
 }
 
 Result<Window*> Engine::win_create(void* base, std::size_t size, int disp_unit, Communicator* comm,

@@ -66,12 +66,9 @@ std::string segment_name() {
 }  // namespace
 
 Status Engine::win_shared_fail(Communicator* comm, Status why) {
-  if (!check_comm(comm).is_ok() || why.is_ok()) return why;
   const SharedPartRecord mine{0, 0, static_cast<std::uint32_t>(why.code()), 0};
-  // The others' answer changes nothing here: this rank fails either way.
-  (void)allgather(comm, {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)},
-                  kCollectiveTag);
-  return why;
+  return fail_in_first_exchange(comm, std::move(why),
+                                {reinterpret_cast<const std::uint8_t*>(&mine), sizeof(mine)});
 }
 
 Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Communicator* comm,
