@@ -318,6 +318,12 @@ class UcxTransportImpl final : public transport::Transport {
     if (remote_address % 8 != 0) {
       return Status(ErrorCode::kInvalidArgument, "compare-and-swap target is not 8-byte aligned");
     }
+    auto reached = endpoint(peer);
+    if (!reached) return reached.status();
+    if (peers_[static_cast<std::size_t>(peer)].rma_by_message) {
+      return rma_->compare_and_swap(*reached, peer, remote_address, expected, desired, old_value,
+                                    done);
+    }
     auto remote = begin_remote(peer, remote_key, done);
     if (!remote) return remote.status();
     auto [ep, op] = *remote;
