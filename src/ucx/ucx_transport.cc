@@ -255,9 +255,10 @@ class UcxTransportImpl final : public transport::Transport {
       counters_.bytes_read += local.size();
       return rma_->read(*reached, peer, local, remote_address, done);
     }
-    auto remote = begin_remote(peer, remote_key, done);
+    auto remote = begin_remote(*reached, remote_key, done);
     if (!remote) return remote.status();
-    auto [ep, op] = *remote;
+    ucp_ep_h ep = *reached;
+    Operation* op = *remote;
     ucp_request_param_t param = callback_param(op);
     counters_.bytes_read += local.size();
     ucs_status_ptr_t request =
@@ -274,9 +275,10 @@ class UcxTransportImpl final : public transport::Transport {
       counters_.bytes_written += local.size();
       return rma_->write(*reached, peer, local, remote_address, done);
     }
-    auto remote = begin_remote(peer, remote_key, done);
+    auto remote = begin_remote(*reached, remote_key, done);
     if (!remote) return remote.status();
-    auto [ep, op] = *remote;
+    ucp_ep_h ep = *reached;
+    Operation* op = *remote;
     ucp_request_param_t param = callback_param(op);
     counters_.bytes_written += local.size();
     ucs_status_ptr_t request =
@@ -324,9 +326,10 @@ class UcxTransportImpl final : public transport::Transport {
       return rma_->compare_and_swap(*reached, peer, remote_address, expected, desired, old_value,
                                     done);
     }
-    auto remote = begin_remote(peer, remote_key, done);
+    auto remote = begin_remote(*reached, remote_key, done);
     if (!remote) return remote.status();
-    auto [ep, op] = *remote;
+    ucp_ep_h ep = *reached;
+    Operation* op = *remote;
     // UCP's CSWAP (ucp.h, "Atomic Operations Semantic"): Result = Y; if
     // (X == Y) Y = Z, with X the buffer (the comparand), Z the reply buffer
     // on entry (the new value) and Result the reply buffer on completion.
@@ -522,19 +525,16 @@ class UcxTransportImpl final : public transport::Transport {
     return param;
   }
 
-  // The endpoint and a new Operation holding the unpacked remote key, for
-  // a one-sided operation (read, CAS).
-  Result<std::pair<ucp_ep_h, Operation*>> begin_remote(PeerId peer,
-                                                       std::span<const std::uint8_t> remote_key,
-                                                       Completion done) {
-    auto ep = endpoint(peer);
-    if (!ep) return ep.status();
+  // A new Operation holding the remote key unpacked for `ep`, for a
+  // one-sided operation through UCX (read, write, CAS).
+  Result<Operation*> begin_remote(ucp_ep_h ep, std::span<const std::uint8_t> remote_key,
+                                  Completion done) {
     ucp_rkey_h rkey = nullptr;
-    ucs_status_t s = ucp_ep_rkey_unpack(*ep, remote_key.data(), &rkey);
+    ucs_status_t s = ucp_ep_rkey_unpack(ep, remote_key.data(), &rkey);
     if (s != UCS_OK) return ucx_error("ucp_ep_rkey_unpack", s);
     Operation* op = new_operation(done);
     op->rkey.reset(rkey);
-    return std::pair{*ep, op};
+    return op;
   }
 
   Operation* new_operation(Completion done) {
