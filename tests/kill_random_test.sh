@@ -22,7 +22,8 @@
 # that answered the dead rank's emulated READ or PUT (ucp_get_req_handler,
 # ucp_put_handler); one-sided operations there are now our own messages
 # (src/ucx/message_rma.h). KILL_RANDOM_RMA=1 (the environment) adds
-# one-sided traffic to every round (CI sets it; ci/rxe-tests does not).
+# one-sided traffic to every round (CI sets it, and ci/rxe-tests runs
+# both).
 set -uo pipefail
 run=$1
 prog=$2

@@ -234,7 +234,11 @@ class Transport {
 
   // The engine learned that `peer` died (the launcher said so, or an
   // operation found it gone): nothing may wait for it any more, not even
-  // disconnect_all's flush of its connection.
+  // disconnect_all's flush of its connection. Every operation with it
+  // the transport still holds completes with kPeerFailed, here or in the
+  // next progress() calls, not when the transport's own timeouts would
+  // say so (the engine's window calls wait for them), and a flush()
+  // waits only for live peers.
   virtual void peer_failed(PeerId peer) { (void)peer; }
 
   virtual TransportCounters counters() const = 0;

@@ -69,8 +69,19 @@ struct Operation {
   std::uint8_t header[kMaxHeader];
   RkeyPtr rkey;                 // remote key unpacked for a read or CAS
   std::uint64_t cas_value = 0;  // CAS: the value to swap in
-  int parts_left = 0;           // flush: its halves still running
-  Status error;                 // flush: the first half's failure
+  // CAS: where UCX puts the old value (copied to the caller's on
+  // completion): an answer that comes after the operation was given up
+  // (peer_failed) lands here, never in the caller's memory.
+  std::uint64_t cas_reply = 0;
+  std::uint64_t* cas_out = nullptr;
+  int parts_left = 0;       // flush: its parts still running
+  Status error;             // flush: the first part's failure
+  PeerId peer = -1;         // the rank a read, write, CAS or send goes to
+  bool busy = false;        // handed to UCX, its callback still to come
+  bool flush_part = false;  // a part of a flush() (start_flush_part)
+  // Completed already with the peer's death (peer_failed): UCX's own
+  // callback, whenever it comes, only frees it.
+  bool given_up = false;
   class UcxTransportImpl* owner = nullptr;
 };
 
@@ -209,7 +220,7 @@ class UcxTransportImpl final : public transport::Transport {
     }
     auto ep = endpoint(peer);
     if (!ep) return ep.status();
-    Operation* op = new_operation(done);
+    Operation* op = new_operation(done, peer);
     std::memcpy(op->header, header.data(), header.size());
     ucp_request_param_t param = callback_param(op);
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
@@ -255,7 +266,7 @@ class UcxTransportImpl final : public transport::Transport {
       counters_.bytes_read += local.size();
       return rma_->read(*reached, peer, local, remote_address, done);
     }
-    auto remote = begin_remote(*reached, remote_key, done);
+    auto remote = begin_remote(*reached, peer, remote_key, done);
     if (!remote) return remote.status();
     ucp_ep_h ep = *reached;
     Operation* op = *remote;
@@ -275,7 +286,7 @@ class UcxTransportImpl final : public transport::Transport {
       counters_.bytes_written += local.size();
       return rma_->write(*reached, peer, local, remote_address, done);
     }
-    auto remote = begin_remote(*reached, remote_key, done);
+    auto remote = begin_remote(*reached, peer, remote_key, done);
     if (!remote) return remote.status();
     ucp_ep_h ep = *reached;
     Operation* op = *remote;
@@ -287,22 +298,18 @@ class UcxTransportImpl final : public transport::Transport {
   }
 
   Result<Issued> flush(Completion done) override {
-    // Two halves: UCX's worker flush completes its puts remotely (peers
+    // Two parts: UCX's worker flush completes its puts remotely (peers
     // with RDMA lanes), and MessageRma's writes complete when their
     // targets answer (peers over TCP). A job may have both (shared memory
     // on the node, TCP between nodes).
-    Operation* op = new_operation(done);
-    op->parts_left = 2;
+    Operation* op = new_operation(done, -1);
+    op->parts_left = 1;  // MessageRma's, below
     op->error = Status::ok();
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param.cb.send = &UcxTransportImpl::on_worker_flushed;
-    param.user_data = op;
-    ucs_status_ptr_t request = ucp_worker_flush_nbx(worker_.get(), &param);
-    if (UCS_PTR_IS_ERR(request) && !any_dead()) {
-      op->error = ucx_error("ucp_worker_flush_nbx", UCS_PTR_STATUS(request));
+    if (!any_dead()) {
+      start_flush_part(op, -1);
+    } else {
+      flush_live_endpoints(op);
     }
-    if (request == nullptr || UCS_PTR_IS_ERR(request)) --op->parts_left;
     if (rma_->flush_writes({&UcxTransportImpl::flush_part_done, op}) == Issued::kDone) {
       --op->parts_left;
     }
@@ -326,7 +333,7 @@ class UcxTransportImpl final : public transport::Transport {
       return rma_->compare_and_swap(*reached, peer, remote_address, expected, desired, old_value,
                                     done);
     }
-    auto remote = begin_remote(*reached, remote_key, done);
+    auto remote = begin_remote(*reached, peer, remote_key, done);
     if (!remote) return remote.status();
     ucp_ep_h ep = *reached;
     Operation* op = *remote;
@@ -336,13 +343,15 @@ class UcxTransportImpl final : public transport::Transport {
     // (It was the other way round here until one-sided cancel used it: a
     // failed swap then read as a successful one.)
     op->cas_value = expected;
-    *old_value = desired;
+    op->cas_reply = desired;
+    op->cas_out = old_value;
     ucp_request_param_t param = callback_param(op);
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     param.datatype = ucp_dt_make_contig(8);
-    param.reply_buffer = old_value;
+    param.reply_buffer = &op->cas_reply;
     ucs_status_ptr_t request = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_CSWAP, &op->cas_value, 1,
                                                  remote_address, op->rkey.get(), &param);
+    if (request == nullptr) *old_value = op->cas_reply;  // done at once
     return finish_issue(request, op, "ucp_atomic_op_nbx");
   }
 
@@ -404,10 +413,41 @@ class UcxTransportImpl final : public transport::Transport {
   // for its operations (it abandons their requests). No new endpoint is
   // made to it (UCX 1.13 over TCP asserted on connecting to a peer that
   // had died).
+  //
+  // Its operations UCX still holds are completed here, with the death:
+  // UCX would end them only when its own timeouts fail the endpoint (over
+  // rc_verbs about 50 s in the soft-RoCE VM, while a survivor's
+  // MPI_Win_flush or MPI_Compare_and_swap waited), and the engine's
+  // blocking window calls wait for them. UCX's callback then only frees
+  // the Operation. A CAS's late answer lands in the Operation; a read's
+  // data could still land in its buffer if a reply was already on the
+  // wire when the peer died (its QP or process is gone, so nothing later
+  // can come).
   void peer_failed(PeerId peer) override {
     if (peer < 0 || static_cast<std::size_t>(peer) >= peers_.size()) return;
-    peers_[static_cast<std::size_t>(peer)].dead = true;
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.dead) return;
+    p.dead = true;
     rma_->peer_failed(peer);
+    // Flushes of the worker under way wait for the dead endpoint too:
+    // each becomes flushes of the live endpoints.
+    std::vector<Operation*> held;
+    for (auto& op : operations_) {
+      if (op->busy && !op->given_up && op->peer == peer) held.push_back(op.get());
+      if (op->busy && !op->given_up && op->flush_part && op->peer < 0) held.push_back(op.get());
+    }
+    const Status died(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " died");
+    for (Operation* op : held) {
+      op->given_up = true;
+      if (op->flush_part) {
+        // Its flush() goes on without it: the live endpoints' flushes
+        // first (counted in), then this part ends.
+        if (op->peer < 0) flush_live_endpoints(static_cast<Operation*>(op->done.ctx));
+        op->done(Status::ok());
+      } else {
+        op->done(died);  // may issue operations: `held` was collected first
+      }
+    }
   }
 
   transport::TransportCounters counters() const override {
@@ -435,8 +475,9 @@ class UcxTransportImpl final : public transport::Transport {
       return Status(ErrorCode::kInvalidRank, "no such peer " + std::to_string(peer));
     }
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (p.ep != nullptr) return p.ep;
+    // UCX would hold an operation to a dead peer until its own timeouts.
     if (p.dead) return Status(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " died");
+    if (p.ep != nullptr) return p.ep;
     ucp_ep_params_t params{};
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
@@ -527,17 +568,18 @@ class UcxTransportImpl final : public transport::Transport {
 
   // A new Operation holding the remote key unpacked for `ep`, for a
   // one-sided operation through UCX (read, write, CAS).
-  Result<Operation*> begin_remote(ucp_ep_h ep, std::span<const std::uint8_t> remote_key,
-                                  Completion done) {
+  Result<Operation*> begin_remote(ucp_ep_h ep, PeerId peer,
+                                  std::span<const std::uint8_t> remote_key, Completion done) {
     ucp_rkey_h rkey = nullptr;
     ucs_status_t s = ucp_ep_rkey_unpack(ep, remote_key.data(), &rkey);
     if (s != UCS_OK) return ucx_error("ucp_ep_rkey_unpack", s);
-    Operation* op = new_operation(done);
+    Operation* op = new_operation(done, peer);
     op->rkey.reset(rkey);
     return op;
   }
 
-  Operation* new_operation(Completion done) {
+  // `peer`: the rank it involves (-1: none, a flush).
+  Operation* new_operation(Completion done, PeerId peer) {
     Operation* op;
     if (free_ops_.empty()) {
       op = operations_.emplace_back(std::make_unique<Operation>()).get();
@@ -547,11 +589,17 @@ class UcxTransportImpl final : public transport::Transport {
     }
     op->done = done;
     op->owner = this;
+    op->peer = peer;
+    op->busy = true;
     return op;
   }
 
   void release_operation(Operation* op) {
     op->rkey.reset();
+    op->cas_out = nullptr;
+    op->busy = false;
+    op->given_up = false;
+    op->flush_part = false;
     free_ops_.push_back(op);
   }
 
@@ -572,23 +620,68 @@ class UcxTransportImpl final : public transport::Transport {
     ucp_request_free(request);
     UcxTransportImpl* owner = op->owner;
     if (owner->closing_) return;  // operations_ frees it with the transport
+    if (op->given_up) {           // its caller was told when the peer died
+      owner->release_operation(op);
+      return;
+    }
+    if (op->cas_out != nullptr && status == UCS_OK) *op->cas_out = op->cas_reply;
     Completion done = op->done;
     owner->release_operation(op);
     // A copy (no allocation): the callback may meet another failure.
     done(status == UCS_OK ? Status::ok() : Status(owner->operation_error(status)));
   }
 
-  // UCX's worker flush finished: one half of flush().
-  static void on_worker_flushed(void* request, ucs_status_t status, void* user_data) {
-    auto* op = static_cast<Operation*>(user_data);
+  // One part of `whole` (a flush()): UCX's flush of the worker (`peer`
+  // -1) or of the endpoint to `peer`, an Operation of its own so that
+  // peer_failed can give it up.
+  void start_flush_part(Operation* whole, PeerId peer) {
+    Operation* part = new_operation({&UcxTransportImpl::flush_part_done, whole}, peer);
+    part->flush_part = true;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = &UcxTransportImpl::on_flush_part_done;
+    param.user_data = part;
+    const char* call = peer < 0 ? "ucp_worker_flush_nbx" : "ucp_ep_flush_nbx";
+    ucs_status_ptr_t request =
+        peer < 0 ? ucp_worker_flush_nbx(worker_.get(), &param)
+                 : ucp_ep_flush_nbx(peers_[static_cast<std::size_t>(peer)].ep, &param);
+    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+      ++whole->parts_left;
+      return;
+    }
+    if (UCS_PTR_IS_ERR(request) && !any_dead() && whole->error.is_ok()) {
+      whole->error = ucx_error(call, UCS_PTR_STATUS(request));
+    }
+    release_operation(part);
+  }
+
+  // After a death, the worker's flush would wait for the dead peer's
+  // endpoint, which UCX fails only when its own timeouts say so (over
+  // rc_verbs about 50 s in the soft-RoCE VM: every survivor's
+  // MPI_Win_flush stalled that long). The live peers' endpoints one by
+  // one instead; the dead one's operations were given up (peer_failed).
+  void flush_live_endpoints(Operation* whole) {
+    for (const Peer& p : peers_) {
+      if (p.ep != nullptr && !p.dead) start_flush_part(whole, p.rank);
+    }
+  }
+
+  static void on_flush_part_done(void* request, ucs_status_t status, void* user_data) {
+    auto* part = static_cast<Operation*>(user_data);
     ucp_request_free(request);
-    UcxTransportImpl* owner = op->owner;
+    UcxTransportImpl* owner = part->owner;
     if (owner->closing_) return;
+    if (part->given_up) {  // peer_failed accounted for it
+      owner->release_operation(part);
+      return;
+    }
     // With a peer dead, UCX fails the flush of the whole worker for its
-    // endpoint alone; the dead peer's operations fail on their own (their
-    // completions), and a flush must not fail live targets' accesses.
+    // endpoint alone; the dead peer's operations fail on their own, and a
+    // flush must not fail live targets' accesses.
     const bool fine = status == UCS_OK || owner->any_dead();
-    flush_part_done(op, fine ? Status::ok() : ucx_error("ucp_worker_flush_nbx", status));
+    const Completion done = part->done;
+    owner->release_operation(part);
+    done(fine ? Status::ok() : ucx_error("UCX flush", status));
   }
 
   static void flush_part_done(void* ctx, const Status& status) {

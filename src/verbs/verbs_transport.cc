@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -261,18 +262,15 @@ class VerbsTransport final : public transport::Transport {
                 remote_address, remote_key, done);
   }
 
-  Result<transport::Issued> flush(transport::Completion) override {
+  Result<transport::Issued> flush(transport::Completion done) override {
     // An RC WRITE or READ completes once the target has acknowledged it:
     // every one issued so far finished means all are at their targets.
-    if (rdma_in_flight_ == 0) return transport::Issued::kDone;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (rdma_in_flight_ > 0) {
-      poll_completions();
-      if (std::chrono::steady_clock::now() > until) {
-        return Status(ErrorCode::kPeerFailed, "RDMA READ/WRITE not completed within 60 s");
-      }
-    }
-    return transport::Issued::kDone;
+    // Completed from progress (finish_flushes), not waited for here: it
+    // used to poll the CQ in place for up to 60 s, where the engine could
+    // not hear of a death that would end the wait (peer_failed).
+    if (rdma_in_flight_.empty()) return transport::Issued::kDone;
+    flushes_.push_back({next_op_, done});
+    return transport::Issued::kPending;
   }
 
   Result<transport::Issued> compare_and_swap(transport::PeerId peer, std::uint64_t remote_address,
@@ -321,7 +319,7 @@ class VerbsTransport final : public transport::Transport {
       iface_.give_atomic(slot);
       return s;
     }
-    pending_.emplace(op, Pending{done, nullptr, nullptr, old_value, slot});
+    pending_.emplace(op, Pending{done, nullptr, nullptr, old_value, slot, p});
     return transport::Issued::kPending;
   }
 
@@ -468,6 +466,13 @@ class VerbsTransport final : public transport::Transport {
     RegistrationCache::Entry* cached;  // the same from the cache
     std::uint64_t* old_value;
     std::uint32_t atomic_slot;
+    std::size_t peer;
+  };
+
+  // A flush() waiting for the READs and WRITEs numbered below `mark`.
+  struct FlushWaiter {
+    std::uint64_t mark;
+    transport::Completion done;
   };
 
   const Device& device() const { return iface_.device(); }
@@ -495,10 +500,10 @@ class VerbsTransport final : public transport::Transport {
     }
     const auto p = static_cast<std::size_t>(peer);
     TAGWIRE_RETURN_IF_ERROR(ensure_connected(p));
-    while (rdma_in_flight_ >= kMaxRdma) poll_completions();
+    while (rdma_in_flight_.size() >= kMaxRdma) poll_completions();
     const char* what = kind == WrKind::kRead ? "registering an RDMA READ destination"
                                              : "registering an RDMA WRITE source";
-    Pending pending{done, nullptr, nullptr, nullptr, 0};
+    Pending pending{done, nullptr, nullptr, nullptr, 0, p};
     std::uint32_t lkey = 0;
     RegistrationCache* cache = iface_.cache();
     if (cache != nullptr) {
@@ -524,7 +529,7 @@ class VerbsTransport final : public transport::Transport {
       return s;
     }
     pending_.emplace(op, std::move(pending));
-    ++rdma_in_flight_;
+    rdma_in_flight_.insert(op);
     return transport::Issued::kPending;
   }
 
@@ -596,6 +601,40 @@ class VerbsTransport final : public transport::Transport {
                      {m.data() + kLengthPrefix + hlen, m.size() - kLengthPrefix - hlen});
     }
     return n;
+  }
+
+  // Completes the flushes whose READs and WRITEs have all completed.
+  void finish_flushes() {
+    while (!flushes_.empty() &&
+           (rdma_in_flight_.empty() || *rdma_in_flight_.begin() >= flushes_.front().mark)) {
+      const transport::Completion done = flushes_.front().done;
+      flushes_.pop_front();
+      done(Status::ok());
+    }
+  }
+
+  // The peer's QP goes to the error state: the NIC then completes every
+  // work request on it at once (flushed, with the death as their error)
+  // and touches none of their buffers afterwards, where a READ or atomic
+  // to a dead peer would otherwise wait out RC's retries (tens of seconds
+  // on soft-RoCE) with the window call that issued it. Nothing more is
+  // sent to it, and disconnect_all does not wait for its closing mark (it
+  // waited its full 10 s for the dead peer at every survivor's finalize).
+  void peer_failed(transport::PeerId peer) override {
+    if (peer < 0 || peer >= options_.size || peer == options_.rank) return;
+    VerbsEndpoint& ep = endpoints_[static_cast<std::size_t>(peer)];
+    if (!ep.failed().is_ok() && ep.failed().code() == ErrorCode::kPeerFailed) return;
+    ep.fail(Status(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " died"));
+    if (ep.has_backlog()) {
+      ep.drop_backlog();
+      --backlogged_peers_;
+    }
+    if (!ep.connected()) return;
+    ep.mark_closed();
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    Status s = ep.qp().modify(attr, IBV_QP_STATE, "ibv_modify_qp(ERR) of a dead peer's QP");
+    if (!s.is_ok()) TW_WARN("verbs", s.to_string());
   }
 
   // ---- eager ring, sender side
@@ -852,8 +891,11 @@ class VerbsTransport final : public transport::Transport {
                            : kind == WrKind::kWrite ? "RDMA WRITE"
                                                     : "atomic";
         Status s = wc.status == IBV_WC_SUCCESS ? Status::ok() : completion_error(what, wc);
+        // Flushed from a dead peer's QP (peer_failed): the death is the error.
+        if (!s.is_ok() && !endpoints_[pend.peer].failed().is_ok())
+          s = endpoints_[pend.peer].failed();
         if (kind != WrKind::kAtomic) {
-          --rdma_in_flight_;
+          rdma_in_flight_.erase(index);
         } else {
           if (pend.old_value != nullptr) *pend.old_value = *iface_.atomic_word(pend.atomic_slot);
           iface_.give_atomic(pend.atomic_slot);
@@ -861,6 +903,7 @@ class VerbsTransport final : public transport::Transport {
         pend.local.reset();
         if (pend.cached != nullptr) iface_.cache()->release(pend.cached);
         pend.done(s);
+        finish_flushes();
         return;
       }
     }
@@ -879,8 +922,9 @@ class VerbsTransport final : public transport::Transport {
   std::size_t backlogged_peers_ = 0;  // peers with messages waiting for credit
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t next_op_ = 1;
-  std::uint32_t rdma_in_flight_ = 0;
-  bool armed_ = false;  // a CQ event may be due on the channel
+  std::set<std::uint64_t> rdma_in_flight_;  // READs and WRITEs, by number
+  std::deque<FlushWaiter> flushes_;         // in the order they were asked
+  bool armed_ = false;                      // a CQ event may be due on the channel
   std::deque<std::vector<std::uint8_t>> self_queue_;
   transport::Receiver* receiver_ = nullptr;
   bool nic_matching_wanted_ = false;

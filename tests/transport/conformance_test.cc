@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -288,6 +289,89 @@ TEST_P(Conformance, AWriteLandsOnceFlushed) {
   EXPECT_TRUE(target.compare(100, data.size(), data) == 0) << "the written bytes differ";
   EXPECT_TRUE(target.compare(0, 100, std::string(100, '\0')) == 0) << "written before the address";
   EXPECT_EQ(target[100 + data.size()], '\0') << "written past the end";
+}
+
+// A peer that dies with reads, a write and a CAS of ours in flight
+// (its transport is destroyed: its QPs, worker and memory are gone, as in
+// a killed process): once told (peer_failed), the transport ends each of
+// them within seconds, where the device's or UCX's own timeouts take tens
+// of seconds over RDMA, and a flush after it waits for nobody.
+TEST_P(Conformance, APeersDeathEndsItsOperationsAtOnce) {
+  introduce();
+  std::string owned(256 << 10, 'o');
+  auto reg = side_[1]->register_memory(owned.data(), owned.size(), RemoteAccess::kReadAndWrite);
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  auto words = side_[1]->allocate_atomic_words(1);
+  ASSERT_TRUE(words.is_ok()) << words.status().to_string();
+  const std::uint64_t base = (*reg)->address();
+  const std::vector<std::uint8_t> key((*reg)->packed_key().begin(), (*reg)->packed_key().end());
+  const std::uint64_t word = (*words)->address();
+  const std::vector<std::uint8_t> word_key((*words)->packed_key().begin(),
+                                           (*words)->packed_key().end());
+  // Each operation's outcome: 0 running, 1 done, 2 failed with the death.
+  struct Outcome {
+    int state = 0;
+    Status error;
+    Completion callback() {
+      return {[](void* ctx, const Status& s) {
+                auto* o = static_cast<Outcome*>(ctx);
+                o->state = s.is_ok() ? 1 : 2;
+                o->error = s;
+              },
+              this};
+    }
+  };
+  std::vector<std::string> into(4, std::string(64 << 10, '\0'));
+  const std::string data(4096, 'w');
+  std::uint64_t old = 0;
+  std::vector<Outcome> outcomes(6);
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::span<std::uint8_t> local(reinterpret_cast<std::uint8_t*>(into[i].data()), into[i].size());
+    auto r = side_[0]->read(1, local, base + i * (64 << 10), key, outcomes[i].callback());
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    if (*r == Issued::kDone) outcomes[i].state = 1;
+  }
+  auto w = side_[0]->write(1, bytes(data), base, key, outcomes[4].callback());
+  ASSERT_TRUE(w.is_ok()) << w.status().to_string();
+  if (*w == Issued::kDone) outcomes[4].state = 1;
+  auto cas = side_[0]->compare_and_swap(1, word, word_key, 0, 1, &old, outcomes[5].callback());
+  ASSERT_TRUE(cas.is_ok()) << cas.status().to_string();
+  if (*cas == Issued::kDone) outcomes[5].state = 1;
+  // The peer dies: nothing of it answers any more.
+  words->reset();
+  reg->reset();
+  side_[1].reset();
+  side_[0]->peer_failed(1);
+  Completions flushed;
+  auto f = side_[0]->flush(flushed.callback());
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  const int flush_pending = *f == Issued::kPending ? 1 : 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto all_ended = [&] {
+    return flushed.done == flush_pending &&
+           std::all_of(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.state; });
+  };
+  while (!all_ended() && std::chrono::steady_clock::now() < until) side_[0]->progress();
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    EXPECT_NE(outcomes[i].state, 0) << "operation " << i << " still running 5 s after the death";
+    if (outcomes[i].state == 2) {
+      EXPECT_EQ(outcomes[i].error.code(), ErrorCode::kPeerFailed)
+          << "operation " << i << ": " << outcomes[i].error.to_string();
+    }
+  }
+  EXPECT_EQ(flushed.done, flush_pending) << "a flush after the death waited for the dead peer";
+  // A later operation does not wait either (the engine issues none to a
+  // dead rank; a transport that maps the peer's memory may still write
+  // into its segment): refused, or ended within the same bound.
+  Outcome after;
+  auto again = side_[0]->write(1, bytes(data), base, key, after.callback());
+  if (again.is_ok() && *again == Issued::kPending) {
+    const auto until_again = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (after.state == 0 && std::chrono::steady_clock::now() < until_again) side_[0]->progress();
+    EXPECT_EQ(after.state, 2) << "a write to the dead peer is still running after 5 s";
+  } else if (!again.is_ok()) {
+    EXPECT_EQ(again.status().code(), ErrorCode::kPeerFailed) << again.status().to_string();
+  }
 }
 
 // One-sided send cancel: a sender's remote CAS and the owner's local CAS on
