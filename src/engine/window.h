@@ -95,7 +95,8 @@ struct RmaTarget {
 // compare-and-swap (Transport::allocate_atomic_words).
 enum WindowLockWord : unsigned {
   // Passive target: 0 free, kExclusiveLock | (world rank + 1) for an
-  // exclusive holder, else the number of shared holders.
+  // exclusive holder, else the shared holders: bit r for window rank r
+  // (windows of up to 63 ranks), or their number (larger windows).
   kPassiveLockWord = 0,
   // Accumulates: 0 free, else world rank + 1 of the holder.
   kAccumulateLockWord = 1,

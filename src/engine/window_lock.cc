@@ -5,17 +5,24 @@
 // allocate_atomic_words: NIC atomics on verbs, UCX atomics, a CPU atomic
 // on the shm transport's shared segment). With compare-and-swap alone:
 //  - MPI_Win_lock(EXCLUSIVE) swaps 0 for kExclusiveLock | (rank + 1);
-//  - MPI_Win_lock(SHARED) adds one to a count that has no exclusive bit,
-//    guessing the count and retrying with what the swap returned;
+//  - MPI_Win_lock(SHARED) sets its holder's bit (its rank in the window)
+//    in a word that has no exclusive bit, guessing the word and retrying
+//    with what the swap returned; in a window of more than 63 ranks,
+//    where the bits would not fit beside the exclusive one, it adds one
+//    to a count instead;
 //  - an accumulate swaps 0 for rank + 1 in the second word, reads the
 //    target's bytes, combines, writes them back, flushes them to the
 //    target and frees the word. Every accumulate of every rank takes it, so
 //    accumulates to one location are atomic with respect to each other for
 //    every operation and datatype, on every transport, and the target's
 //    application is never asked to help.
-// A holder of an exclusive word is named in it, so a waiter learns when it
-// died (MPI_ERR_PROC_FAILED) instead of waiting for ever; the holders of a
-// shared count are not named, and a waiter on one that died waits.
+// A holder of an exclusive word is named in it, and so are shared holders
+// by their bits, so a waiter learns when the holder it waits for died
+// (MPI_ERR_PROC_FAILED) instead of waiting for ever. (Before the bits, a
+// shared count did not name its holders, and an exclusive waiter on one
+// that died waited for ever.) In a window of more than 63 ranks the
+// holders of a shared count are still not named, and such a waiter
+// still waits.
 #include <atomic>
 #include <cstring>
 #include <optional>
@@ -34,6 +41,12 @@ int holder_of(std::uint64_t value, bool passive) {
   if (passive && (value & kExclusiveLock) == 0) return -1;
   const std::uint64_t who = value & ~kExclusiveLock;
   return who == 0 ? -1 : static_cast<int>(who - 1);
+}
+
+// Whether a window's shared passive locks are bits, one per window rank
+// (bit 63 is kExclusiveLock), or a count.
+bool shared_holders_named(const Window* w) {
+  return w->ranks.size() < 64;
 }
 
 }  // namespace
@@ -88,10 +101,20 @@ Status Engine::lock_word_swap(Window* w, int target, unsigned word, WordSwap swa
                                               std::to_string(*old) + ", not a state we left");
     }
     swap = *next;
-    const int holder = holder_of(*old, word == kPassiveLockWord);
+    int holder = holder_of(*old, word == kPassiveLockWord);
     unsigned n;
     {
       std::lock_guard lock(mutex_);
+      // Waiting (the next swap expects another value than the one found)
+      // for shared holders: one of them dead ends it as a dead exclusive
+      // holder does.
+      if (holder < 0 && word == kPassiveLockWord && swap.expected != *old &&
+          shared_holders_named(w)) {
+        for (std::size_t r = 0; r < w->ranks.size() && holder < 0; ++r) {
+          const int world = w->comm->world_rank(static_cast<int>(r));
+          if (((*old >> r) & 1) != 0 && is_dead(world)) holder = world;
+        }
+      }
       if (holder >= 0 && is_dead(holder) && word == kAccumulateLockWord) {
         // The library's own lock, taken for one accumulate, whose holder
         // died inside it: that accumulate never finishes, and every later
@@ -127,6 +150,18 @@ Status Engine::acquire_word(Window* w, int target, unsigned word, bool exclusive
         w, target, word, take, [&](std::uint64_t) { return take; },
         word == kAccumulateLockWord ? "the accumulate lock" : "MPI_Win_lock (exclusive)");
   }
+  if (word == kPassiveLockWord && shared_holders_named(w)) {
+    // Shared: this rank's bit beside the others', once no exclusive
+    // holder is there.
+    const std::uint64_t bit = std::uint64_t{1} << w->comm->rank();
+    return lock_word_swap(
+        w, target, word, WordSwap{0, bit},
+        [bit](std::uint64_t found) {
+          const std::uint64_t others = (found & kExclusiveLock) != 0 ? 0 : found;
+          return std::optional(WordSwap{others, others | bit});
+        },
+        "MPI_Win_lock (shared)");
+  }
   // Shared: one more holder, whatever the count was, once no exclusive
   // holder is there.
   return lock_word_swap(
@@ -148,6 +183,18 @@ Status Engine::release_word(Window* w, int target, unsigned word, bool exclusive
                                         ", not this rank's " + std::to_string(mine)};
     }
     return Status::ok();
+  }
+  if (word == kPassiveLockWord && shared_holders_named(w)) {
+    // Shared: this rank's bit cleared; a word without it (or with an
+    // exclusive holder) was not ours to release.
+    const std::uint64_t bit = std::uint64_t{1} << w->comm->rank();
+    return lock_word_swap(
+        w, target, word, WordSwap{bit, 0},
+        [bit](std::uint64_t found) -> std::optional<WordSwap> {
+          if ((found & kExclusiveLock) != 0 || (found & bit) == 0) return std::nullopt;
+          return WordSwap{found, found & ~bit};
+        },
+        "MPI_Win_unlock (shared)");
   }
   // Shared: one holder fewer; a count of 0 or an exclusive holder means the
   // word was not ours to release.
