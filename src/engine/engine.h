@@ -262,9 +262,14 @@ class Engine final : public transport::Receiver,
   // members, the group that passed high = false first (when both passed the
   // same, the group holding the lower world rank).
   Result<Communicator*> intercomm_merge(Communicator* inter, bool high);
-  // `stop_at_death`: return at the first round a death fails (any
-  // member's), instead of running every round (finalize's choice).
-  Status barrier(Communicator* comm, bool stop_at_death = false);
+  // `stop_at_death` (the default, every collective's rule: peer_failure.cc):
+  // fail at once when any member is dead. False: run every round, failing
+  // only a round whose partner died (finalize's choice without a launcher
+  // that holds the survivors). MPI_Barrier and the window fence took that
+  // by default until 2026-11-30: a survivor then waited for ever in
+  // MPI_Win_free for a live rank whose MPI_Win_create had failed with the
+  // death and that never came.
+  Status barrier(Communicator* comm, bool stop_at_death = true);
   // A send or receive on the communicator's collective context, for
   // collectives built above the engine: it can never match user traffic.
   Result<Request*> post_collective(RequestKind kind, void* buffer, std::size_t bytes, int peer,

@@ -11,7 +11,7 @@
  *  - with "exclusive", asks for a shared lock too: MPI_ERR_PROC_FAILED.
  * Rank 0 waits for rank 1's word that it is done. Each survivor prints
  * "lock-holder-dies: rank R ok" and finalizes (the window is not freed:
- * a collective the dead rank cannot join); tests/lock_holder_dies_test.sh
+ * a collective the dead rank cannot join); tests/survivors_test.sh
  * checks both said so and that the job's status is the victim's (137).
  * Usage: mpi_lock_holder_dies shared|exclusive */
 #include <mpi.h>
