@@ -37,12 +37,12 @@ for transport in $transports; do
     out=$(env "${env[@]}" "$run" -n "$ranks" --grace 30 --timeout 120 "$prog" $args 2>&1)
     rc=$?
     oks=$(grep -c "^$prefix: rank [0-9]* ok" <<<"$out")
-    check "$prefix $args ($transport): the victim's status" 137 $rc
-    check "... every survivor ok ($prefix $args, $transport)" $((ranks - 1)) "$oks"
+    check "$prefix${args:+ $args} ($transport): the victim's status" 137 $rc
+    check "... every survivor ok ($prefix${args:+ $args}, $transport)" $((ranks - 1)) "$oks"
     if [[ $rc != 137 || $oks != $((ranks - 1)) ]]; then
       grep -v 'UCX  \(ERROR\|WARN\)' <<<"$out" | tail -20
     else
-      echo "ok: $prefix $args over $transport in $((SECONDS - start)) s"
+      echo "ok: $prefix${args:+ $args} over $transport in $((SECONDS - start)) s"
     fi
   done
 done
