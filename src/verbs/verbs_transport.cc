@@ -403,6 +403,10 @@ class VerbsTransport final : public transport::Transport {
     }
     for (auto& ep : endpoints_) {
       if (!ep.connected()) continue;
+      if (!ep.failed().is_ok()) {  // a dead peer's QP is in the error state (peer_failed)
+        ep.mark_closed();
+        continue;
+      }
       Status s = ep.post_credit(kClosingMark);
       if (!s.is_ok()) {
         TW_WARN("verbs", s.to_string());
@@ -623,7 +627,7 @@ class VerbsTransport final : public transport::Transport {
   void peer_failed(transport::PeerId peer) override {
     if (peer < 0 || peer >= options_.size || peer == options_.rank) return;
     VerbsEndpoint& ep = endpoints_[static_cast<std::size_t>(peer)];
-    if (!ep.failed().is_ok() && ep.failed().code() == ErrorCode::kPeerFailed) return;
+    if (ep.failed().code() == ErrorCode::kPeerFailed) return;
     ep.fail(Status(ErrorCode::kPeerFailed, "rank " + std::to_string(peer) + " died"));
     if (ep.has_backlog()) {
       ep.drop_backlog();
