@@ -6,9 +6,8 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
-#include <set>
+#include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/log.h"
@@ -268,7 +267,7 @@ class VerbsTransport final : public transport::Transport {
     // Completed from progress (finish_flushes), not waited for here: it
     // used to poll the CQ in place for up to 60 s, where the engine could
     // not hear of a death that would end the wait (peer_failed).
-    if (rdma_in_flight_.empty()) return transport::Issued::kDone;
+    if (rdma_in_flight_ == 0) return transport::Issued::kDone;
     flushes_.push_back({next_op_, done});
     return transport::Issued::kPending;
   }
@@ -473,7 +472,8 @@ class VerbsTransport final : public transport::Transport {
     std::size_t peer;
   };
 
-  // A flush() waiting for the READs and WRITEs numbered below `mark`.
+  // A flush() waiting for the operations numbered below `mark` (READs
+  // and WRITEs; an atomic among them is waited for too).
   struct FlushWaiter {
     std::uint64_t mark;
     transport::Completion done;
@@ -504,7 +504,7 @@ class VerbsTransport final : public transport::Transport {
     }
     const auto p = static_cast<std::size_t>(peer);
     TAGWIRE_RETURN_IF_ERROR(ensure_connected(p));
-    while (rdma_in_flight_.size() >= kMaxRdma) poll_completions();
+    while (rdma_in_flight_ >= kMaxRdma) poll_completions();
     const char* what = kind == WrKind::kRead ? "registering an RDMA READ destination"
                                              : "registering an RDMA WRITE source";
     Pending pending{done, nullptr, nullptr, nullptr, 0, p};
@@ -533,7 +533,7 @@ class VerbsTransport final : public transport::Transport {
       return s;
     }
     pending_.emplace(op, std::move(pending));
-    rdma_in_flight_.insert(op);
+    ++rdma_in_flight_;
     return transport::Issued::kPending;
   }
 
@@ -607,10 +607,11 @@ class VerbsTransport final : public transport::Transport {
     return n;
   }
 
-  // Completes the flushes whose READs and WRITEs have all completed.
+  // Completes the flushes whose operations have all completed (pending_
+  // is ordered by number: its first is the oldest still running).
   void finish_flushes() {
     while (!flushes_.empty() &&
-           (rdma_in_flight_.empty() || *rdma_in_flight_.begin() >= flushes_.front().mark)) {
+           (pending_.empty() || pending_.begin()->first >= flushes_.front().mark)) {
       const transport::Completion done = flushes_.front().done;
       flushes_.pop_front();
       done(Status::ok());
@@ -896,10 +897,11 @@ class VerbsTransport final : public transport::Transport {
                                                     : "atomic";
         Status s = wc.status == IBV_WC_SUCCESS ? Status::ok() : completion_error(what, wc);
         // Flushed from a dead peer's QP (peer_failed): the death is the error.
-        if (!s.is_ok() && !endpoints_[pend.peer].failed().is_ok())
+        if (!s.is_ok() && !endpoints_[pend.peer].failed().is_ok()) {
           s = endpoints_[pend.peer].failed();
+        }
         if (kind != WrKind::kAtomic) {
-          rdma_in_flight_.erase(index);
+          --rdma_in_flight_;
         } else {
           if (pend.old_value != nullptr) *pend.old_value = *iface_.atomic_word(pend.atomic_slot);
           iface_.give_atomic(pend.atomic_slot);
@@ -924,11 +926,12 @@ class VerbsTransport final : public transport::Transport {
   static constexpr unsigned kCqPollEvery = 8;  // a power of two
   unsigned cq_tick_ = 0;
   std::size_t backlogged_peers_ = 0;  // peers with messages waiting for credit
-  std::unordered_map<std::uint64_t, Pending> pending_;
+  // By number, so that the oldest still running is the first (flushes).
+  std::map<std::uint64_t, Pending> pending_;
   std::uint64_t next_op_ = 1;
-  std::set<std::uint64_t> rdma_in_flight_;  // READs and WRITEs, by number
-  std::deque<FlushWaiter> flushes_;         // in the order they were asked
-  bool armed_ = false;                      // a CQ event may be due on the channel
+  std::uint32_t rdma_in_flight_ = 0;  // READs and WRITEs in pending_
+  std::deque<FlushWaiter> flushes_;   // in the order they were asked
+  bool armed_ = false;                // a CQ event may be due on the channel
   std::deque<std::vector<std::uint8_t>> self_queue_;
   transport::Receiver* receiver_ = nullptr;
   bool nic_matching_wanted_ = false;
