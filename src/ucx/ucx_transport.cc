@@ -615,15 +615,25 @@ class UcxTransportImpl final : public transport::Transport {
     return Issued::kPending;
   }
 
-  static void on_send_done(void* request, ucs_status_t status, void* user_data) {
+  // The start of UCX's callbacks for an Operation of ours: frees UCX's
+  // request; null when nobody is to be told (the transport is closing, and
+  // operations_ frees it with itself; or peer_failed told its caller, and
+  // it goes back to the free list here).
+  static Operation* returned(void* request, void* user_data) {
     auto* op = static_cast<Operation*>(user_data);
     ucp_request_free(request);
-    UcxTransportImpl* owner = op->owner;
-    if (owner->closing_) return;  // operations_ frees it with the transport
-    if (op->given_up) {           // its caller was told when the peer died
-      owner->release_operation(op);
-      return;
+    if (op->owner->closing_) return nullptr;
+    if (op->given_up) {
+      op->owner->release_operation(op);
+      return nullptr;
     }
+    return op;
+  }
+
+  static void on_send_done(void* request, ucs_status_t status, void* user_data) {
+    Operation* op = returned(request, user_data);
+    if (op == nullptr) return;
+    UcxTransportImpl* owner = op->owner;
     if (op->cas_out != nullptr && status == UCS_OK) *op->cas_out = op->cas_reply;
     Completion done = op->done;
     owner->release_operation(op);
@@ -667,14 +677,9 @@ class UcxTransportImpl final : public transport::Transport {
   }
 
   static void on_flush_part_done(void* request, ucs_status_t status, void* user_data) {
-    auto* part = static_cast<Operation*>(user_data);
-    ucp_request_free(request);
+    Operation* part = returned(request, user_data);
+    if (part == nullptr) return;
     UcxTransportImpl* owner = part->owner;
-    if (owner->closing_) return;
-    if (part->given_up) {  // peer_failed accounted for it
-      owner->release_operation(part);
-      return;
-    }
     // With a peer dead, UCX fails the flush of the whole worker for its
     // endpoint alone; the dead peer's operations fail on their own, and a
     // flush must not fail live targets' accesses.
