@@ -49,6 +49,11 @@ bool shared_holders_named(const Window* w) {
   return w->ranks.size() < 64;
 }
 
+// This rank's bit among them.
+std::uint64_t shared_holder_bit(const Window* w) {
+  return std::uint64_t{1} << w->comm->rank();
+}
+
 }  // namespace
 
 Result<std::uint64_t> Engine::lock_word_cas(Window* w, int target, unsigned word,
@@ -153,7 +158,7 @@ Status Engine::acquire_word(Window* w, int target, unsigned word, bool exclusive
   if (word == kPassiveLockWord && shared_holders_named(w)) {
     // Shared: this rank's bit beside the others', once no exclusive
     // holder is there.
-    const std::uint64_t bit = std::uint64_t{1} << w->comm->rank();
+    const std::uint64_t bit = shared_holder_bit(w);
     return lock_word_swap(
         w, target, word, WordSwap{0, bit},
         [bit](std::uint64_t found) {
@@ -187,7 +192,7 @@ Status Engine::release_word(Window* w, int target, unsigned word, bool exclusive
   if (word == kPassiveLockWord && shared_holders_named(w)) {
     // Shared: this rank's bit cleared; a word without it (or with an
     // exclusive holder) was not ours to release.
-    const std::uint64_t bit = std::uint64_t{1} << w->comm->rank();
+    const std::uint64_t bit = shared_holder_bit(w);
     return lock_word_swap(
         w, target, word, WordSwap{bit, 0},
         [bit](std::uint64_t found) -> std::optional<WordSwap> {
