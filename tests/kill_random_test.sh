@@ -30,17 +30,10 @@ prog=$2
 transports=${3:-shm}
 seeds=${TAGWIRE_TEST_KILL_SEEDS:-${4:-16}}
 source "$(dirname "$0")/check.sh"
+source "$(dirname "$0")/transport_env.sh"
 
 for transport in $transports; do
-  case $transport in
-    shm) env=(TAGWIRE_TRANSPORT=shm) ;;
-    ucx-sm) env=(TAGWIRE_TRANSPORT=ucx UCX_TLS=sm,self) ;;
-    ucx-tcp) env=(TAGWIRE_TRANSPORT=ucx UCX_TLS=tcp,self UCX_NET_DEVICES=lo) ;;
-    verbs) env=(TAGWIRE_TRANSPORT=verbs TAGWIRE_DEVICE=rxe0) ;;
-    ucx-rc) env=(TAGWIRE_TRANSPORT=ucx UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1
-                 UCX_UD_VERBS_ETH_DGID_CHECK=n) ;;
-    *) echo "kill_random_test: unknown transport $transport" >&2; exit 2 ;;
-  esac
+  transport_env "$transport" || { echo "kill_random_test: unknown transport $transport" >&2; exit 2; }
   for seed in $(seq 1 "$seeds"); do
     start=$SECONDS
     out=$(env "${env[@]}" "$run" -n 4 --grace 30 --timeout 300 "$prog" "$seed" 2>&1)

@@ -8,8 +8,8 @@
 # PROGRAM prints "PREFIX: rank R ok", PREFIX being its name without
 # "mpi_" and with "-" for "_" (mpi_lock_holder_dies: lock-holder-dies).
 # ARGUMENT SETS: one run per word ("-" for none). TRANSPORTS: "shm ucx-tcp"
-# by default (also verbs and ucx-rc, as in kill_random_test.sh, which
-# ci/rxe-tests runs).
+# by default (the names tests/transport_env.sh knows; ci/rxe-tests runs
+# verbs and ucx-rc).
 set -uo pipefail
 run=$1
 prog=$2
@@ -20,16 +20,10 @@ prefix=$(basename "$prog")
 prefix=${prefix#mpi_}
 prefix=${prefix//_/-}
 source "$(dirname "$0")/check.sh"
+source "$(dirname "$0")/transport_env.sh"
 
 for transport in $transports; do
-  case $transport in
-    shm) env=(TAGWIRE_TRANSPORT=shm) ;;
-    ucx-tcp) env=(TAGWIRE_TRANSPORT=ucx UCX_TLS=tcp,self UCX_NET_DEVICES=lo) ;;
-    verbs) env=(TAGWIRE_TRANSPORT=verbs TAGWIRE_DEVICE=rxe0) ;;
-    ucx-rc) env=(TAGWIRE_TRANSPORT=ucx UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1
-                 UCX_UD_VERBS_ETH_DGID_CHECK=n) ;;
-    *) echo "survivors_test: unknown transport $transport" >&2; exit 2 ;;
-  esac
+  transport_env "$transport" || { echo "survivors_test: unknown transport $transport" >&2; exit 2; }
   for args in $argument_sets; do
     [[ $args == - ]] && args=""
     start=$SECONDS

@@ -14,6 +14,8 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "survivor.h"
+
 static int rank;
 
 static int expect_failure(const char* what, int rc, double seconds) {
@@ -26,23 +28,9 @@ static int expect_failure(const char* what, int rc, double seconds) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (size != 4) {
-    printf("collective-member-dies: needs 4 ranks\n");
-    return 2;
-  }
   static long memory[8];
   MPI_Win win;
-  if (MPI_Win_create(memory, sizeof memory, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win) !=
-      MPI_SUCCESS) {
-    printf("collective-member-dies: rank %d: no window\n", rank);
-    return 1;
-  }
-  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  rank = survivor_start(&argc, &argv, "collective-member-dies", 4, memory, sizeof memory, &win);
   int ok = 1, word = 0;
   if (rank == 2) raise(SIGKILL);
   if (rank == 0) {
@@ -65,8 +53,5 @@ int main(int argc, char** argv) {
     ok &= expect_failure("MPI_Win_fence", rc, MPI_Wtime() - t0);
     MPI_Send(&ok, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
   }
-  if (ok) printf("collective-member-dies: rank %d ok\n", rank);
-  fflush(stdout);
-  MPI_Finalize();
-  return ok ? 0 : 1;
+  return survivor_finish("collective-member-dies", rank, ok);
 }

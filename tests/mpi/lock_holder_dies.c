@@ -17,8 +17,9 @@
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "survivor.h"
 
 static int rank;
 
@@ -42,24 +43,10 @@ static int expect(const char* what, int got, int want, double seconds) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  const int shared = argc > 1 && strcmp(argv[1], "shared") == 0;
-  if (size != 3) {
-    printf("lock-holder-dies: needs 3 ranks\n");
-    return 2;
-  }
   static long memory[64];
   MPI_Win win;
-  if (MPI_Win_create(memory, sizeof memory, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win) !=
-      MPI_SUCCESS) {
-    printf("lock-holder-dies: rank %d: no window\n", rank);
-    return 1;
-  }
-  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  rank = survivor_start(&argc, &argv, "lock-holder-dies", 3, memory, sizeof memory, &win);
+  const int shared = argc > 1 && strcmp(argv[1], "shared") == 0;
   int ok = 1, word = 1;
   if (rank == 2) {
     if (MPI_Win_lock(shared ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 0, 0, win) != MPI_SUCCESS) {
@@ -89,8 +76,5 @@ int main(int argc, char** argv) {
       ok = 0;
     }
   }
-  if (ok) printf("lock-holder-dies: rank %d ok\n", rank);
-  fflush(stdout);
-  MPI_Finalize();
-  return ok ? 0 : 1;
+  return survivor_finish("lock-holder-dies", rank, ok);
 }
