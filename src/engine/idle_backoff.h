@@ -68,22 +68,26 @@ class IdleBackoff {
   }
 
   // After a run of polls that brought nothing the caller waits for:
-  // yields once the wait has lasted the spin budget. The clock is read at
-  // the first pause and then once in kPausesPerLook: where it is no vDSO
-  // read (a VM on HPET, as ci/rxe-vm's guest is) each read is a system
-  // call, and with the poll made cheap, reading it every 64 polls put 9 %
-  // of a waiting verbs rank's time in read_hpet (docs/measurements.md).
+  // yields once the wait has lasted the spin budget. The clock is read once
+  // in kPausesPerLook pauses, the first time at the kPausesPerLook-th, so
+  // the budget counts from there: where the clock is no vDSO read (a VM on
+  // HPET, as ci/rxe-vm's guest is) each read is a system call. Reading it
+  // every 64 polls put 9 % of a waiting verbs rank's time in read_hpet, and
+  // reading it at the first pause still made one system call per message
+  // of a verbs ping-pong, whose waits there last a few hundred polls
+  // (docs/measurements.md). A wait shorter than kPausesPerLook pauses
+  // reads no clock at all.
   void pause() {
     if (spin_.count() == 0 || spent_) {
       sched_yield();
       return;
     }
+    if (++pauses_ % kPausesPerLook != 0) return;
     if (!waiting_) {
       waiting_ = true;
       since_ = Clock::now();
       return;
     }
-    if (++pauses_ % kPausesPerLook != 0) return;
     spent_ = Clock::now() - since_ >= spin_;
     if (spent_) sched_yield();
   }

@@ -47,7 +47,8 @@ void Engine::ask_for_pending_report() {
 }
 
 void Engine::tick_clock(std::chrono::steady_clock::time_point now) {
-  const auto elapsed = now - clock_start_;
+  // A coarse time point (look_around) may sit a tick before the start.
+  const auto elapsed = now > clock_start_ ? now - clock_start_ : std::chrono::nanoseconds(0);
   clock_ms_.store(static_cast<std::uint32_t>(
                       std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()),
                   std::memory_order_relaxed);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/coarse_clock.h"
 #include "common/log.h"
 #include "verbs/cm_connector.h"
 #include "verbs/device.h"
@@ -338,11 +339,15 @@ class VerbsTransport final : public transport::Transport {
       armed_ = false;
     }
     unsigned n = deliver_self();
-    // rdma_cm events cost a system call to look for: every time while
-    // connections are being made, else one poll in 1024 (a peer's request
-    // waits that long for an application that polls; arm() looks too,
-    // for a helper thread about to sleep).
-    if (connector_ && (connector_->busy() || (++cm_tick_ & 1023) == 0)) n += poll_connections();
+    // rdma_cm events cost a system call to look for (a write that fails
+    // with EAGAIN when there is none): every time while connections are
+    // being made, else once in kCmLookInterval, the clock (a coarse one,
+    // no system call) read once in 1024 polls. A peer's request waits that
+    // long for an application that polls; arm() looks too, for a helper
+    // thread about to sleep. One look in 1024 polls, without the clock,
+    // was one system call every two or three messages of a ping-pong in
+    // the soft-RoCE VM once the poll was cheap (docs/measurements.md).
+    if (connector_ && (connector_->busy() || cm_look_due())) n += poll_connections();
     // The rings first: that is where messages arrive. The CQ holds what no
     // caller waits on at once (one eager WRITE in 16 signaled, which frees
     // staging slots; errors; a peer's wake-up, whose receive must be
@@ -923,6 +928,15 @@ class VerbsTransport final : public transport::Transport {
   std::uint32_t cm_ipv4_ = 0;             // rdma_cm: our address; 0: QP exchange
   std::unique_ptr<CmConnector> connector_;
   unsigned cm_tick_ = 0;
+  static constexpr auto kCmLookInterval = std::chrono::milliseconds(5);
+  std::chrono::steady_clock::time_point last_cm_look_{};
+  bool cm_look_due() {
+    if ((++cm_tick_ & 1023) != 0) return false;
+    const auto now = coarse_now();
+    if (now - last_cm_look_ < kCmLookInterval) return false;
+    last_cm_look_ = now;
+    return true;
+  }
   static constexpr unsigned kCqPollEvery = 8;  // a power of two
   unsigned cq_tick_ = 0;
   std::size_t backlogged_peers_ = 0;  // peers with messages waiting for credit
