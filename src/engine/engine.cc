@@ -262,7 +262,19 @@ Status Engine::start_up() {
     // is another. (PCI only with a device to be near.)
     const std::string_view device = transport_->device_name();
     auto topology = Topology::load(!device.empty());
-    const int helper_pu = topology ? topology->pick_helper_pu(device, application_pu_) : -1;
+    // The cancel agent mostly sleeps, and each of its wake-ups preempts
+    // whoever runs on its core. Where every core has a rank of this job
+    // (one host, as many ranks as cores, the application bound) that is
+    // its own rank's core: on another rank's, each look while the
+    // application waits in the library stalled a rank that had not asked
+    // for it (a verbs ping-pong in the soft-RoCE VM: 21.7 -> 20.6 us, one
+    // boot; docs/measurements.md). The progress thread works all the
+    // time, beside the application: never there.
+    const bool own_core =
+        helper == HelperMode::kAgent && one_host && bound && cores > 0 && size >= cores;
+    const int helper_pu = own_core   ? application_pu_
+                          : topology ? topology->pick_helper_pu(device, application_pu_)
+                                     : -1;
     mutex_.enable();
     helper_thread_ = std::thread([this, helper, helper_pu, topo = std::move(topology)] {
       helper_thread_main(helper, topo, helper_pu);
