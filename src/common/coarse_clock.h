@@ -1,5 +1,6 @@
-// coarse_now(): the monotonic clock to the kernel's last tick (1-4 ms old
-// at most), for what polls now and then and needs no finer time: the
+// coarse_now(): the monotonic clock to the kernel's last tick (at most a
+// tick old: 1-10 ms with the kernel's HZ), for what polls now and then and
+// needs no finer time: the
 // engine's look for dead peers every 10 ms and its millisecond clock.
 //
 // Why not steady_clock::now(): where the clock source has no vDSO read (a

@@ -40,8 +40,9 @@ constexpr auto kAgentNap = std::chrono::milliseconds(5);
 // While every look finds the application inside the library (a benchmark,
 // a rank that only communicates), the agent doubles its nap up to this:
 // each look is a wake-up on some core, OS noise to the ranks, and in the
-// soft-RoCE VM, where a wake costs about 0.2 ms of a vCPU, 200 looks a
-// second took 15 % of the verbs message rate (docs/measurements.md). A look
+// soft-RoCE VM 200 looks a second took 15 % of the verbs message rate
+// (there a look costs far more than a bare thread's wake-up, for a reason
+// not found: docs/measurements.md). A look
 // that finds the application outside the library (between calls, or gone
 // to compute) looks again after kAgentNap, so the agent still steps in
 // within about kAgentNapMax + kAgentNap of the application's leaving.
