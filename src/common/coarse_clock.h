@@ -1,7 +1,7 @@
 // coarse_now(): the monotonic clock to the kernel's last tick (at most a
 // tick old: 1-10 ms with the kernel's HZ), for what polls now and then and
-// needs no finer time: the
-// engine's look for dead peers every 10 ms and its millisecond clock.
+// needs no finer time: the engine's look for dead peers every 10 ms and
+// its millisecond clock, the verbs transport's rdma_cm looks.
 //
 // Why not steady_clock::now(): where the clock source has no vDSO read (a
 // VM on HPET, as ci/rxe-vm's guest is) every such read is a system call

@@ -259,9 +259,8 @@ Status Engine::start_up() {
     // thousands of ping-pongs and doubled their latency there. Near the
     // device the transport drives (verbs: the one it opened, named or
     // not), and off the core the application thread started on when there
-    // is another. (PCI only with a device to be near.)
-    const std::string_view device = transport_->device_name();
-    auto topology = Topology::load(!device.empty());
+    // is another. (PCI only with a device to be near, and a core to pick.)
+    //
     // The cancel agent mostly sleeps, and each of its wake-ups preempts
     // whoever runs on its core. Where every core has a rank of this job
     // (one host, as many ranks as cores, the application bound) that is
@@ -272,6 +271,8 @@ Status Engine::start_up() {
     // time, beside the application: never there.
     const bool own_core =
         helper == HelperMode::kAgent && one_host && bound && cores > 0 && size >= cores;
+    const std::string_view device = transport_->device_name();
+    auto topology = Topology::load(!own_core && !device.empty());
     const int helper_pu = own_core   ? application_pu_
                           : topology ? topology->pick_helper_pu(device, application_pu_)
                                      : -1;

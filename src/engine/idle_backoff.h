@@ -83,8 +83,7 @@ class IdleBackoff {
       return;
     }
     if (++pauses_ % kPausesPerLook != 0) return;
-    if (!waiting_) {
-      waiting_ = true;
+    if (pauses_ == kPausesPerLook) {  // the first look: the budget starts
       since_ = Clock::now();
       return;
     }
@@ -96,7 +95,6 @@ class IdleBackoff {
   std::chrono::microseconds spin_;
   bool at_once_;
   unsigned idle_polls_ = 0;
-  bool waiting_ = false;
   bool spent_ = false;  // the spin budget is used up: yield at every pause
   unsigned pauses_ = 0;
   Clock::time_point since_{};
