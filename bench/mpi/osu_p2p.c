@@ -13,6 +13,8 @@
  *                     a shared MPI_Win_lock (osu_fop_latency's default);
  *                     us per operation, printed as size 8
  *   osu_p2p cas_latency  the same with MPI_Compare_and_swap
+ *   osu_p2p put_latency, get_latency  the same with an 8-byte MPI_Put
+ *                     (MPI_Get) of MPI_INT64_T (osu_put_latency -s flush)
  * Options: -m MIN:MAX message sizes (default 0:4194304), -i ITERS for small
  * messages (default 10000 latency, 100 windows otherwise; fewer above
  * 8 KiB, see iters_for), -x WARMUP. Output: "# test" header, then "size value [rate]",
@@ -61,14 +63,16 @@ static double latency(char* s, char* r, long bytes, int iters, int warmup) {
   return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
 }
 
-/* One-sided atomics: rank 0 updates a 64-bit word in rank 1's window,
+enum one_sided { FOP, CAS, PUT, GET };
+
+/* One-sided: rank 0 updates (or reads) a 64-bit word in rank 1's window,
  * flushing each; us per operation. */
-static double atomic_latency(int cas, int iters, int warmup) {
+static double one_sided_latency(enum one_sided op, int iters, int warmup) {
   long long* base = NULL;
   MPI_Win win;
   MPI_Win_allocate(sizeof(long long), sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
                    &win);
-  *base = 0;
+  *base = op == GET ? 42 : 0;
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = 0;
   if (rank == 0) {
@@ -76,20 +80,30 @@ static double atomic_latency(int cas, int iters, int warmup) {
     MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
     for (int i = 0; i < iters + warmup; ++i) {
       if (i == warmup) t0 = MPI_Wtime();
-      if (cas) {
+      if (op == CAS) {
         long long next = expect + 1;
         MPI_Compare_and_swap(&next, &expect, &old, MPI_INT64_T, 1, 0, win);
         expect = old == expect ? next : old;
-      } else {
+      } else if (op == FOP) {
         MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win);
+      } else if (op == PUT) {
+        long long value = i + 1; /* the count, as the atomics leave it */
+        MPI_Put(&value, 1, MPI_INT64_T, 1, 0, 1, MPI_INT64_T, win);
+      } else {
+        old = 0;
+        MPI_Get(&old, 1, MPI_INT64_T, 1, 0, 1, MPI_INT64_T, win);
       }
       MPI_Win_flush(1, win);
+      if (op == GET && old != 42) {
+        fprintf(stderr, "osu_p2p: MPI_Get read %lld, not 42\n", old);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
     }
     t0 = (MPI_Wtime() - t0) * 1e6 / iters;
     MPI_Win_unlock(1, win);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 1) {
+  if (rank == 1 && op != GET) {
     /* read through MPI: a plain load need not see a NIC's update */
     long long now = -1;
     MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
@@ -191,12 +205,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 2)
-    die("usage: osu_p2p latency|bw|bibw|mbw_mr|fop_latency|cas_latency [-m MIN:MAX] [-i ITERS] "
-        "[-x WARMUP]");
+    die("usage: osu_p2p latency|bw|bibw|mbw_mr|fop_latency|cas_latency|put_latency|get_latency "
+        "[-m MIN:MAX] [-i ITERS] [-x WARMUP]");
   const char* test = argv[1];
   long min = 0, max = 4L << 20;
-  const int atomics = strcmp(test, "fop_latency") == 0 || strcmp(test, "cas_latency") == 0;
-  int iters = strcmp(test, "latency") == 0 || atomics ? 10000 : 100, warmup = -1;
+  const int fop = strcmp(test, "fop_latency") == 0, cas = strcmp(test, "cas_latency") == 0;
+  const int put = strcmp(test, "put_latency") == 0, get = strcmp(test, "get_latency") == 0;
+  const int one_sided = fop || cas || put || get;
+  int iters = strcmp(test, "latency") == 0 || one_sided ? 10000 : 100, warmup = -1;
   for (int i = 2; i < argc; ++i) {
     if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
       if (sscanf(argv[++i], "%ld:%ld", &min, &max) != 2 || min < 0 || max < min) die("bad -m");
@@ -211,13 +227,13 @@ int main(int argc, char** argv) {
   if (size < 2) die("needs at least 2 ranks");
   int pairs = strcmp(test, "mbw_mr") == 0 ? size / 2 : 1;
   if (strcmp(test, "latency") && strcmp(test, "bw") && strcmp(test, "bibw") &&
-      strcmp(test, "mbw_mr") && !atomics)
+      strcmp(test, "mbw_mr") && !one_sided)
     die("unknown test");
-  if (atomics) {
+  if (one_sided) {
     if (rank == 0) printf("# osu_p2p %s, %d rank(s)\n", test, size);
     int w = warmup >= 0 ? warmup : (iters / 10 > 2 ? iters / 10 : 2);
-    double us = atomic_latency(strcmp(test, "cas_latency") == 0, iters, w);
-    if (rank == 0) printf("%-10d %12.2f\n", 8, us);
+    double us = one_sided_latency(fop ? FOP : cas ? CAS : put ? PUT : GET, iters, w);
+    if (rank == 0) printf("%-10d %12.3f\n", 8, us);
     MPI_Finalize();
     return 0;
   }

@@ -703,6 +703,20 @@ class Engine final : public transport::Receiver,
   // (Config::unexpected_limit): it leaves the rest to the transport.
   bool holds_enough() const { return matching_.held_bytes() >= config_.unexpected_limit; }
 
+  // update_words' parts (window_atomics.cc): one word under the
+  // accumulate lock (misaligned for every origin), and the words of a
+  // window the transport does not map here, by its atomics (`at`: where
+  // they are, `lo` the lowest offset).
+  Status update_word_locked(Window* w, int target, std::uint64_t disp, std::ptrdiff_t offset,
+                            const WordUpdate& how, std::uint64_t operand, std::uint64_t* old,
+                            const char* what);
+  Result<bool> update_remote_words(Window* w, int target, std::uint64_t disp, int peer,
+                                   const RmaTarget& at, std::span<const std::ptrdiff_t> offsets,
+                                   std::ptrdiff_t lo, const WordUpdate& how,
+                                   std::span<std::uint64_t> old_values, const char* what);
+  // Under the lock: what a flush of `target` (-1: every target) reports,
+  // taken from the window (window.cc).
+  Status take_flush_errors(Window* w, int target);
   // Where a put, get or accumulate lands, after the epoch and range checks
   // (window.cc); on a dynamic window in `region` (dynamic_region's).
   Result<RmaTarget> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,

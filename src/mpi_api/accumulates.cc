@@ -292,7 +292,11 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
     TW_WIN_TRY(win, entry.status());
     if (engine::Engine::takes_word_atomics((*entry)->window)) {
       TW_WIN_TRY(win, check_accumulate_op(op));
-      if (op != MPI_REPLACE && op != MPI_NO_OP) TW_WIN_TRY(win, check_op(op, datatype));
+      // (MPI_SUM of an integer word needs no trial reduction: check_op's
+      // was 70 of an 8-byte fetch-and-op + flush's 1,200 instructions.)
+      if (op != MPI_REPLACE && op != MPI_NO_OP && op != MPI_SUM) {
+        TW_WIN_TRY(win, check_op(op, datatype));
+      }
       std::uint64_t operand = 0;
       if (op != MPI_NO_OP) std::memcpy(&operand, origin_addr, 8);
       auto done =

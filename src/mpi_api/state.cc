@@ -42,44 +42,7 @@ State::~State() {
 
 namespace {
 
-// Sizes of the predefined datatypes, indexed by handle.
-constexpr std::size_t kTypeSizes[] = {
-    0,                           // MPI_DATATYPE_NULL
-    sizeof(char),                // MPI_CHAR
-    sizeof(signed char),         // MPI_SIGNED_CHAR
-    sizeof(unsigned char),       // MPI_UNSIGNED_CHAR
-    1,                           // MPI_BYTE
-    sizeof(short),               // MPI_SHORT
-    sizeof(unsigned short),      // MPI_UNSIGNED_SHORT
-    sizeof(int),                 // MPI_INT
-    sizeof(unsigned),            // MPI_UNSIGNED
-    sizeof(long),                // MPI_LONG
-    sizeof(unsigned long),       // MPI_UNSIGNED_LONG
-    sizeof(long long),           // MPI_LONG_LONG
-    sizeof(unsigned long long),  // MPI_UNSIGNED_LONG_LONG
-    sizeof(float),               // MPI_FLOAT
-    sizeof(double),              // MPI_DOUBLE
-    sizeof(long double),         // MPI_LONG_DOUBLE
-    sizeof(wchar_t),             // MPI_WCHAR
-    sizeof(bool),                // MPI_C_BOOL
-    1, 2, 4,
-    8,  // MPI_INT8_T .. MPI_INT64_T
-    1, 2, 4,
-    8,                  // MPI_UINT8_T .. MPI_UINT64_T
-    1,                  // MPI_PACKED
-    sizeof(MPI_Aint),   // MPI_AINT
-    sizeof(MPI_Count),  // MPI_COUNT
-    // MINLOC / MAXLOC pairs: the standard's type map {(value, 0), (int,
-    // offset)} holds a value and an int; the C struct's padding is in the
-    // extent (pair_layout), not the size: MPI_Type_size(MPI_DOUBLE_INT) is
-    // 12, as MPICH and Open MPI say.
-    sizeof(float) + sizeof(int),        // MPI_FLOAT_INT
-    sizeof(double) + sizeof(int),       // MPI_DOUBLE_INT
-    sizeof(long) + sizeof(int),         // MPI_LONG_INT
-    sizeof(int) + sizeof(int),          // MPI_2INT
-    sizeof(short) + sizeof(int),        // MPI_SHORT_INT
-    sizeof(long double) + sizeof(int),  // MPI_LONG_DOUBLE_INT
-};
+using detail::kTypeSizes;
 constexpr int kTypeCount = static_cast<int>(sizeof(kTypeSizes) / sizeof(kTypeSizes[0]));
 static_assert(kTypeCount == MPI_LONG_DOUBLE_INT + 1, "the pairs are the last predefined types");
 

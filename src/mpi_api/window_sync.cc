@@ -25,13 +25,16 @@ Status check_lock_assert(int assert) {
   return Status::ok();
 }
 
+[[gnu::cold, gnu::noinline]] Status not_in_window(const WinEntry& entry, int rank) {
+  return {ErrorCode::kInvalidRank, "rank " + std::to_string(rank) + " is not in the window's " +
+                                       std::to_string(entry.members.size()) + "-rank group"};
+}
+
 // A flush names a rank of the window's group (or MPI_PROC_NULL).
-Status check_flush_rank(const WinEntry& entry, int rank) {
+[[gnu::always_inline]] inline Status check_flush_rank(const WinEntry& entry, int rank) {
   if (rank == MPI_PROC_NULL) return Status::ok();
-  if (rank < 0 || static_cast<std::size_t>(rank) >= entry.members.size()) {
-    return {ErrorCode::kInvalidRank, "rank " + std::to_string(rank) + " is not in the window's " +
-                                         std::to_string(entry.members.size()) + "-rank group"};
-  }
+  if (rank < 0 || static_cast<std::size_t>(rank) >= entry.members.size()) [[unlikely]]
+    return not_in_window(entry, rank);
   return Status::ok();
 }
 

@@ -139,6 +139,12 @@ static void errors(void) {
   CHECK(tw_class(MPI_Put(two, 2, MPI_INT, peer, 3, 2, MPI_INT, win)) == MPI_ERR_RMA_RANGE);
   CHECK(tw_class(MPI_Get(&v, 1, MPI_INT, peer, -1, 1, MPI_INT, win)) == MPI_ERR_RMA_RANGE);
   CHECK(tw_class(MPI_Put(&v, 1, MPI_INT, size, 0, 1, MPI_INT, win)) == MPI_ERR_RANK);
+  /* A displacement whose bytes (times the unit, 4) pass 2^64 wraps round
+   * to 0 unless the multiplication is checked. */
+  CHECK(tw_class(MPI_Put(&v, 1, MPI_INT, peer, (MPI_Aint)1 << 62, 1, MPI_INT, win)) ==
+        MPI_ERR_RMA_RANGE);
+  CHECK(tw_class(MPI_Win_flush(size, win)) == MPI_ERR_RANK);
+  CHECK(tw_class(MPI_Win_flush(-5, win)) == MPI_ERR_RANK);
   /* Origin and target disagree. */
   CHECK(tw_class(MPI_Put(&d, 1, MPI_DOUBLE, peer, 0, 1, MPI_INT, win)) == MPI_ERR_TYPE);
   /* A strided type whose second piece is past the end: refused before
