@@ -29,15 +29,23 @@ HEADLINE = [  # (test, size): the points the issue's targets name
     ("bw", 1048576),
     ("bw", 4194304),
     ("fop", 8),
+    ("put", 8),
+    ("get", 8),
 ]
 FAILURES = []  # peer runs that hung or failed, listed under the table
-PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw", "ib_write_bw", "ib_atomic_lat"}
+PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw", "ib_write_bw", "ib_atomic_lat",
+                  "ib_read_lat"}
 NOT_MPI = PERFTEST_NAMES | {"floor"}  # columns that are no MPI peer
 LOAD = []  # busy processes started by --load
 # fop: osu_p2p fop_latency, MPI_Fetch_and_op (MPI_SUM, int64) + MPI_Win_flush
-# on a peer's window, us per operation (8 B only)
-LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False, "fop": True}
-UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s", "fop": "us"}
+# on a peer's window, us per operation (8 B only); put, get: the same with
+# an 8-byte MPI_Put / MPI_Get (osu_p2p put_latency, get_latency)
+ONE_SIDED = ("fop", "put", "get")
+SHM_ONE_SIDED_ITERS = 300000
+LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False, "fop": True,
+                   "put": True, "get": True}
+UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s", "fop": "us",
+         "put": "us", "get": "us"}
 
 
 def log(msg):
@@ -76,7 +84,8 @@ class Column:
 
     def run_osu(self, test, sizes, timeout, iters=None):
         lo, hi = min(sizes), max(sizes)
-        osu_test = {"rate": "mbw_mr", "fop": "fop_latency"}.get(test, test)
+        osu_test = {"rate": "mbw_mr", "fop": "fop_latency", "put": "put_latency",
+                    "get": "get_latency"}.get(test, test)
         argv = self.argv_prefix + [self.binary, osu_test, "-m", f"{lo}:{hi}"]
         if iters:
             argv += ["-i", str(iters)]
@@ -229,7 +238,7 @@ def server_client(server_argv, client_argv, env, pick, timeout, listen_wait, pol
 
 def perftest_point(transport, test, size, timeout):
     """ucx_perftest's UCP tag test on the same transport: one process pair per point."""
-    ptest = {"latency": "tag_lat", "fop": "ucp_fadd"}.get(test, "tag_bw")
+    ptest = {"latency": "tag_lat", "fop": "ucp_fadd", "get": "ucp_get"}.get(test, "tag_bw")
     iters = 100000 if size <= 8192 else max(200, 100000 * 8192 // max(size, 1) // 4)
     env = dict(os.environ, **ucx_env(transport))
     args = ["-t", ptest, "-s", str(max(size, 1)), "-n", str(iters), "-p", str(free_port())]
@@ -245,7 +254,7 @@ def perftest_point(transport, test, size, timeout):
     if line is None:
         raise RuntimeError(f"ucx_perftest {ptest} {size} B on {transport} gave no result")
     # Final: iters typical_lat avg_lat overall_lat avg_bw overall_bw avg_mr overall_mr
-    if test in ("latency", "fop"):
+    if test == "latency" or test in ONE_SIDED:
         return float(line[3])
     if test == "rate":
         return float(line[8])
@@ -256,7 +265,7 @@ def ib_perftest_point(test, size, timeout):
     """rdma-core's perftest on rxe0 (inside ci/rxe-vm): ib_write_lat for latency
     (half round trip, like ours), ib_read_bw for bandwidth (our rendezvous is an
     RDMA READ), ib_write_bw's message rate for the rate (our eager messages are
-    RDMA WRITEs)."""
+    RDMA WRITEs), ib_atomic_lat and ib_read_lat beside fop and get."""
     gid = os.environ.get("TAGWIRE_TEST_RXE_GID_INDEX")
     if gid is None:
         raise RuntimeError("the rxe columns run inside ci/rxe-vm (bench/compare --rxe)")
@@ -282,7 +291,7 @@ def ib_perftest_point(test, size, timeout):
     # ib_write_lat and ib_atomic_lat: bytes iters t_min t_max t_typical t_avg
     # ...; ib_read_bw and ib_write_bw: bytes iters peak avg(MB/s, 2^20)
     # msg_rate(Mpps)
-    if test in ("latency", "fop"):
+    if test == "latency" or test in ONE_SIDED:
         return float(fields[5])
     if test == "rate":
         return float(fields[4]) * 1e6
@@ -291,6 +300,14 @@ def ib_perftest_point(test, size, timeout):
 
 def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_iters):
     """results[(transport, test, column)][size] = [values over reps]"""
+
+    def iters_for(test, transport):
+        # One-sided calls over shared memory take tens of nanoseconds:
+        # osu_p2p's 10,000 were a third of a millisecond, spreads of ±50-90 %.
+        if test in osu_iters:
+            return osu_iters[test]
+        return SHM_ONE_SIDED_ITERS if transport == "shm" and test in ONE_SIDED else None
+
     results = {}
     total = reps * len(transports) * len(tests)
     step = 0
@@ -299,13 +316,14 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
             for test in tests:
                 step += 1
                 sizes = sizes_for(test)
+                has_perftest = perftest and perftest_name(transport, test) is not None
                 log(f"[{step}/{total}] rep {rep + 1}/{reps} {transport} {test}: "
                     f"{', '.join(c.name for c in columns[transport])}"
-                    f"{', ' + perftest_name(transport, test) if perftest else ''}")
+                    f"{', ' + perftest_name(transport, test) if has_perftest else ''}")
                 for col in columns[transport]:
                     t0 = time.monotonic()
                     try:
-                        points = col.run_osu(test, sizes, timeout, osu_iters.get(test))
+                        points = col.run_osu(test, sizes, timeout, iters_for(test, transport))
                     except (RuntimeError, subprocess.TimeoutExpired) as e:
                         if col.name.startswith("tagwire") or col.name == "floor":
                             raise  # ours fails the run, loudly
@@ -319,7 +337,7 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
                     for size, v in points.items():
                         results.setdefault((transport, test, col.name), {}).setdefault(
                             size, []).append(v)
-                if perftest:
+                if has_perftest:
                     t0 = time.monotonic()
                     name = perftest_name(transport, test)
                     for size in [s for s in PERFTEST_SIZES if s in sizes]:
@@ -342,10 +360,16 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
 
 
 def perftest_name(transport, test):
+    """The perftest column of a test, or None. A put + flush is a round trip
+    (the WRITE and its acknowledgement), and the perftests that put
+    (ucp_put_lat, ib_write_lat) report half of a ping-pong's: no column for
+    put. A get's (ucp_get, ib_read_lat) is a round trip, as ours."""
+    if test == "put":
+        return None
     if transport != "rxe":
         return "ucx_perftest"
-    return {"latency": "ib_write_lat", "rate": "ib_write_bw",
-            "fop": "ib_atomic_lat"}.get(test, "ib_read_bw")
+    return {"latency": "ib_write_lat", "rate": "ib_write_bw", "fop": "ib_atomic_lat",
+            "get": "ib_read_lat"}.get(test, "ib_read_bw")
 
 
 def summary(values):
@@ -359,6 +383,8 @@ def fmt(v):
         return f"{v / 1e6:.2f} M"
     if v >= 100:
         return f"{v:.0f}"
+    if v < 0.1:
+        return f"{v:.3f}"  # one-sided over shared memory: 0.025 against 0.034 us
     return f"{v:.2f}"
 
 
@@ -461,7 +487,8 @@ def plot(results, transport, test, names, out_dir):
     png = os.path.join(out_dir, f"{test}-{transport}.png")
     ylabel = {"latency": "one-way latency (us)", "bw": "bandwidth (MB/s)",
               "bibw": "bidirectional bandwidth (MB/s)", "rate": "messages per second",
-              "fop": "MPI_Fetch_and_op + flush (us)"}[test]
+              "fop": "MPI_Fetch_and_op + flush (us)", "put": "MPI_Put + flush (us)",
+              "get": "MPI_Get + flush (us)"}[test]
     # A few sizes (a quick look) are points: lines between them would invent a curve.
     few = max(len(results.get((transport, test, n), {})) for n in names) < 4
     style = "yerrorbars" if test == "rate" or few else "yerrorlines"
@@ -520,7 +547,7 @@ def main():
         sizes = [int(s) for s in a.sizes.split(",")]
 
     def sizes_for(test):
-        if test in ("rate", "fop"):
+        if test == "rate" or test in ONE_SIDED:
             return [8]
         return [s for s in sizes if test == "latency" or s > 0]
 
