@@ -577,7 +577,8 @@ def main():
         columns[t] = cols
         names[t] = [c.name for c in cols]
         if "perftest" in peers:
-            names[t] += (["ib_write_lat", "ib_read_bw", "ib_write_bw", "ib_atomic_lat"]
+            names[t] += (["ib_write_lat", "ib_read_bw", "ib_write_bw", "ib_atomic_lat",
+                          "ib_read_lat"]
                          if t == "rxe" else ["ucx_perftest"])
     started = time.monotonic()
     for _ in range(a.load):

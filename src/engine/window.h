@@ -181,7 +181,8 @@ struct Window {
   // 8-byte integer accumulates are CPU atomics on the mappings.
   bool view_atomics = false;
   int pending = 0;         // puts and gets not yet complete locally
-  bool unflushed = false;  // a put or get went through the transport since the last flush
+  bool unflushed = false;  // a put went through the transport since the last flush (a get is
+                           // complete at its target once complete here)
   Status error;            // the first failure among them, reported by the fence
   // The first access that failed because its target died: reported by a
   // flush of every target (flush_all, unlock_all, fence), and by a flush of

@@ -322,7 +322,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
       auto issued = put ? transport_->write(peer, here, address, at->key, op.completion())
                         : transport_->read(peer, here, address, at->key, op.completion());
       if (!issued) return issued.status();
-      w->unflushed = true;
+      if (put) w->unflushed = true;  // a read is done once here (window.cc)
       if (*issued == transport::Issued::kDone) op.finished = true;
     }
     await(op);
