@@ -86,8 +86,7 @@ std::string Status::to_string() const {
   return out;
 }
 
-Status Status::with_context(std::string_view context) const {
-  if (is_ok()) return *this;
+Status Status::prefixed(std::string_view context) const {
   std::string message(context);
   message += ": ";
   message += this->message();

@@ -89,10 +89,16 @@ class [[nodiscard]] Status {
 
   // Prefixes the message with context, keeping the code: used when a lower
   // layer's error passes up through a layer that knows more about why.
-  Status with_context(std::string_view context) const;
+  // Inline for the ok case, which every layer passes up on its success
+  // path (it was a call and a copy: ~10 instructions each, three times in
+  // an 8-byte MPI_Win_lock + MPI_Put + MPI_Win_unlock).
+  Status with_context(std::string_view context) const {
+    return is_ok() ? Status() : prefixed(context);
+  }
 
  private:
   static const std::string& empty_message();
+  Status prefixed(std::string_view context) const;
 
   ErrorCode code_ = ErrorCode::kOk;
   std::shared_ptr<const std::string> message_;

@@ -364,8 +364,8 @@ Status Engine::check_comm(Communicator* comm) const {
   return Status::ok();
 }
 
-Status Engine::check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
-                          bool collective) const {
+Status Engine::check_other_peer(Communicator* comm, int rank, bool allow_any, const char* what,
+                                bool collective) const {
   if (rank == kProcNull) return Status::ok();
   if (allow_any && rank == kAnySource) return Status::ok();
   const int count = static_cast<int>(comm->peer_group(collective).size());

@@ -514,8 +514,18 @@ class Engine final : public transport::Receiver,
   // intercommunicator (world rank), or -1.
   int dead_member(const Communicator* comm) const;
   Status check_comm(Communicator* comm) const;
+  // A rank of `comm` (its remote group for an intercommunicator's
+  // point-to-point), MPI_PROC_NULL, or with `allow_any` MPI_ANY_SOURCE.
+  // Inline for the ranks in range (every call on the message and window
+  // paths makes one or more); the rest, errors included, out of line.
   Status check_peer(Communicator* comm, int rank, bool allow_any, const char* what,
-                    bool collective = false) const;
+                    bool collective = false) const {
+    if (rank >= 0 && rank < static_cast<int>(comm->peer_group(collective).size())) [[likely]]
+      return Status::ok();
+    return check_other_peer(comm, rank, allow_any, what, collective);
+  }
+  Status check_other_peer(Communicator* comm, int rank, bool allow_any, const char* what,
+                          bool collective) const;
   // Both groups of an intercommunicator, in the order both sides agree on
   // (the group holding the lower world rank first), and a scratch
   // communicator of them on the intercommunicator's collective context.
