@@ -322,9 +322,8 @@ Result<RmaTarget> Engine::rma_target(Window* w, std::size_t bytes, int target, s
                                      const char* what, const DynamicRegion* region,
                                      std::ptrdiff_t offset) {
   if (w == nullptr) return Status(ErrorCode::kInvalidWindow, "null window");
+  TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
   if (target == kProcNull) return RmaTarget{};
-  if (target < 0 || target >= static_cast<int>(w->comm->peer_group(false).size())) [[unlikely]]
-    return check_peer(w->comm, target, false, "target");
   const auto t = static_cast<std::size_t>(target);
   if (!w->epoch_open && !w->locked_all && w->locks[t] == HeldLock::kNone &&
       !(w->access_open && w->in_access_group[t] != 0)) {
