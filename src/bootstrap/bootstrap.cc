@@ -204,6 +204,7 @@ class LocalBootstrap final : public Bootstrap {
   }
   bool abort_ends_every_rank() const override { return true; }
   bool barrier_holds_survivors() const override { return true; }
+  bool reports_deaths() const override { return true; }
   void finalized() override { (void)write_frame(fd_, make_goodbye(key_)); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }

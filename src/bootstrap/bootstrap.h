@@ -45,6 +45,10 @@ class Bootstrap {
   // Ranks the launcher has seen die (killed by a signal) since the last
   // call. Never blocks. A launcher that tells nothing reports none.
   virtual std::vector<int> take_failed_ranks() { return {}; }
+  // Whether take_failed_ranks() ever reports a death (tagwire-run): a
+  // transport error on an operation with a peer then waits a moment for
+  // its verdict (engine/held_errors.h).
+  virtual bool reports_deaths() const { return false; }
   // MPI_Abort: asks the launcher to end the whole job, with `code` as its
   // exit status where the launcher carries one. Returns once the request
   // is out; the caller then exits with `code` itself.

@@ -602,7 +602,11 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
 void Engine::on_send_done(void* ctx, const Status& s) {
   auto* r = static_cast<Request*>(ctx);
   if (r->abandoned) return abandoned_op_done(r);
-  if (!s.is_ok()) r->engine->note_error(r, s);
+  if (!s.is_ok()) [[unlikely]] {
+    const int peer =
+        r->comm != nullptr ? r->comm->peer_world_rank(r->peer, r->peer_in_own_group()) : -1;
+    r->engine->note_peer_error(r, peer, s);
+  }
   --r->local_pending;
   r->engine->maybe_complete(r);
 }

@@ -45,6 +45,7 @@
 #include "engine/engine_config.h"
 #include "engine/engine_counters.h"
 #include "engine/engine_lock.h"
+#include "engine/held_errors.h"
 #include "engine/idle_backoff.h"
 #include "engine/matching_state.h"
 #include "engine/protocol_site.h"
@@ -664,7 +665,9 @@ class Engine final : public transport::Receiver,
     send_control(world_peer, type, request_id);
   }
   void protocol_defer_read(Request* r) override;
-  void protocol_fail(Request* r, const Status& s) override { note_error(r, s); }
+  void protocol_fail(Request* r, int world_peer, const Status& s) override {
+    note_peer_error(r, world_peer, s);
+  }
   void protocol_maybe_complete(Request* r) override { maybe_complete(r); }
   Request* protocol_new_send() override { return new_request(RequestKind::kSend); }
   Status protocol_start_send(Request* r, std::optional<SlotTicket>* slot_out) override {
@@ -693,6 +696,15 @@ class Engine final : public transport::Receiver,
   void run_deferred();
   Result<bool> test_locked(Request* r, MessageStatus* status);
   void note_error(Request* r, const Status& s);
+  // note_error for the transport's error `s` on r's operation with
+  // `world_peer`: held for the launcher's verdict on the peer where one
+  // comes (held_errors.h), so that a death ends r with MPI_ERR_PROC_FAILED.
+  void note_peer_error(Request* r, int world_peer, const Status& s);
+  void resolve_held(const HeldErrors::Held& h, const Status& error);
+  // What a blocking call reports for the transport's error `s` with
+  // `world_peer`: MPI_ERR_PROC_FAILED if the launcher reports the peer dead
+  // within the wait held errors get, else `s` (polls meanwhile).
+  Status verdict_on(int world_peer, Status s);
   // One collective step: receive `in` from `from` while sending `out` to `to`.
   // `tag` on the communicator's collective context: kCollectiveTag for the
   // engine's collectives, others for Comm_create_group's agreement.
@@ -898,6 +910,7 @@ class Engine final : public transport::Receiver,
   EngineCounters counters_;
   bool finalized_ = false;
   std::size_t address_bytes_ = 0;
+  HeldErrors held_errors_;        // transport errors awaiting a peer's verdict
   DeadPeers dead_peers_;          // the launcher's reports and the transport's
   std::vector<char> abort_seen_;  // abort_job: which peers answered
   UnnamedReceive unnamed_;

@@ -9,6 +9,7 @@
 // kFailurePollInterval: an 8-byte ping-pong is not slowed by a system call.
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "common/coarse_clock.h"
 #include "common/log.h"
@@ -18,7 +19,45 @@ namespace tagwire::engine {
 
 namespace {
 constexpr auto kFailurePollInterval = std::chrono::milliseconds(10);
+// How long a transport error waits for the launcher's verdict on its peer
+// (held_errors.h). The notice follows the death by the launcher's reaping
+// and one poll here: milliseconds, more on a loaded machine.
+constexpr auto kVerdictWait = std::chrono::seconds(1);
 }  // namespace
+
+void Engine::note_peer_error(Request* r, int world_peer, const Status& s) {
+  if (world_peer < 0 || s.code() == ErrorCode::kPeerFailed || !bootstrap_->reports_deaths() ||
+      !r->status.error.is_ok()) {
+    return note_error(r, s);
+  }
+  if (is_dead(world_peer)) return note_error(r, peer_failed_status(world_peer));
+  if (r->awaits(kPeerVerdict)) return;  // one held already: the first error wins
+  TW_DEBUG("engine", "holding " << s.to_string() << " with rank " << world_peer
+                                << " for the launcher's word on it");
+  r->await(kPeerVerdict);
+  held_errors_.hold({r, r->id, world_peer, coarse_now() + kVerdictWait, s});
+  last_failure_poll_ = {};  // ask the launcher at the next look
+}
+
+Status Engine::verdict_on(int world_peer, Status s) {
+  if (s.code() == ErrorCode::kPeerFailed || !bootstrap_->reports_deaths()) return s;
+  const auto end = coarse_now() + kVerdictWait;
+  while (!is_dead(world_peer) && coarse_now() < end) {
+    last_failure_poll_ = {};
+    look_around();
+    progress_locked();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // an error path: no hurry
+  }
+  return is_dead(world_peer) ? peer_failed_status(world_peer) : s;
+}
+
+void Engine::resolve_held(const HeldErrors::Held& h, const Status& error) {
+  Request* r = h.request;
+  if (r->id != h.request_id || !r->awaits(kPeerVerdict)) return;  // gone meanwhile
+  r->stop_awaiting(kPeerVerdict);
+  note_error(r, error);
+  maybe_complete(r);
+}
 
 void Engine::on_peer_unreachable(int peer, const Status& why) {
   on_peer_failed(peer, why);
@@ -29,6 +68,10 @@ void Engine::watch_failures(std::chrono::steady_clock::time_point now) {
   if (now - last_failure_poll_ < kFailurePollInterval) return;
   last_failure_poll_ = now;
   for (int rank : bootstrap_->take_failed_ranks()) on_peer_failed(rank);
+  if (!held_errors_.empty()) [[unlikely]] {
+    // No word on the peer in time: the transport's error stands.
+    for (const HeldErrors::Held& h : held_errors_.take_expired(now)) resolve_held(h, h.error);
+  }
 }
 
 void Engine::look_around() {
@@ -82,6 +125,7 @@ void Engine::on_peer_failed(int dead, const Status& why) {
   ++counters_.peers_failed;
   const Status failed = peer_failed_status(dead);
   TW_WARN("engine", failed.message() << ": its pending operations fail");
+  for (const HeldErrors::Held& h : held_errors_.take_peer(dead)) resolve_held(h, failed);
   // A blocking receive waiting without a request (always on
   // MPI_COMM_WORLD): from the dead rank, or from any source (the wildcard
   // rule below).

@@ -33,8 +33,9 @@ class ProtocolSite {
                                      std::uint64_t request_id) = 0;
   // Calls the rendezvous protocol's read(r) after the current callback.
   virtual void protocol_defer_read(Request* r) = 0;
-  // Keeps `s` as r's error (the first one wins).
-  virtual void protocol_fail(Request* r, const Status& s) = 0;
+  // Keeps `s`, the transport's error on an operation with `world_peer`,
+  // as r's error (the first one wins; held for the peer's verdict).
+  virtual void protocol_fail(Request* r, int world_peer, const Status& s) = 0;
   // Completes r if nothing is outstanding any more.
   virtual void protocol_maybe_complete(Request* r) = 0;
   // A new engine-internal send request, not started.

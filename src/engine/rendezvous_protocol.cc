@@ -56,7 +56,7 @@ void RendezvousProtocol::read_done(Request* r, const Status& s) {
                          << r->rendezvous->sender_request_id << " from rank "
                          << r->rendezvous->origin
                          << " done: " << (s.is_ok() ? "ok" : s.to_string()));
-  if (!s.is_ok()) site_.protocol_fail(r, s);
+  if (!s.is_ok()) site_.protocol_fail(r, r->rendezvous->origin, s);
   // FIN even after a failed read: the sender must not wait forever.
   site_.protocol_send_control(r->rendezvous->origin, MessageType::kFin,
                               r->rendezvous->sender_request_id);

@@ -91,6 +91,7 @@ enum Awaiting : std::uint8_t {
   kCancelAnswer = 2,  // send: CANCEL_REPLY, or the outcome of our own CAS
   kNicDel = 4,        // receive withdrawn while the NIC holds it: the DEL's answer
   kUserComplete = 8,  // generalized request: MPI_Grequest_complete
+  kPeerVerdict = 16,  // a transport error held until the launcher's word on the peer
 };
 
 // A request's plain fields: what its operation is and where it stands,

@@ -235,8 +235,10 @@ Status Engine::take_flush_errors(Window* w, int target) {
   if (target < 0) {
     Status lost = std::exchange(w->lost, Status::ok());
     if (first.is_ok()) first = std::move(lost);
-  } else if (first.is_ok() && target < w->comm->size() && is_dead(w->comm->world_rank(target))) {
-    first = peer_failed_status(w->comm->world_rank(target));
+  } else if (target < w->comm->size()) {
+    const int peer = w->comm->world_rank(target);
+    if (first.is_ok() && is_dead(peer)) first = peer_failed_status(peer);
+    if (!first.is_ok()) first = verdict_on(peer, std::move(first));  // the target's death?
   }
   return first;
 }

@@ -6,9 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "../support/plain_memory.h"
-#include "bootstrap/bootstrap.h"
-#include "transport/transport.h"
+#include "../support/null_job.h"
 
 namespace tagwire::engine::fuzz {
 
@@ -18,71 +16,6 @@ namespace {
   std::fprintf(stderr, "wire_fuzz fixture: %s: %s\n", what, s.to_string().c_str());
   std::abort();
 }
-
-// Rank 0 of kRanks; every rank "publishes" what rank 0 does.
-class FuzzBootstrap final : public Bootstrap {
- public:
-  std::string_view kind() const override { return "fuzz"; }
-  int rank() const override { return 0; }
-  int size() const override { return kRanks; }
-  std::uint64_t job_token() const override { return kJobToken; }
-  Result<std::vector<std::vector<std::uint8_t>>> allgather(
-      std::span<const std::uint8_t> mine) override {
-    return std::vector<std::vector<std::uint8_t>>(kRanks, {mine.begin(), mine.end()});
-  }
-};
-
-// Accepts every operation at once and delivers nothing: the only messages
-// the engine sees are the fuzzer's.
-class NullTransport final : public transport::Transport {
- public:
-  std::string_view name() const override { return "null"; }
-  bool connects_on_first_use() const override { return false; }
-  std::vector<std::uint8_t> address() const override { return {0x4e}; }
-  Status set_peer_addresses(std::vector<std::vector<std::uint8_t>>) override {
-    return Status::ok();
-  }
-  void set_receiver(transport::Receiver*) override {}
-  std::size_t max_header() const override { return 64; }
-  Result<transport::Issued> send(transport::PeerId, std::span<const std::uint8_t>,
-                                 std::span<const std::uint8_t>, transport::Completion,
-                                 transport::Delivery) override {
-    return transport::Issued::kDone;
-  }
-  Result<std::unique_ptr<transport::Registration>> register_memory(
-      void* address, std::size_t length, transport::RemoteAccess) override {
-    return std::unique_ptr<transport::Registration>(
-        new tagwire::testing::PlainRegistration(address, length));
-  }
-  Result<transport::Issued> read(transport::PeerId, std::span<std::uint8_t>, std::uint64_t,
-                                 std::span<const std::uint8_t>, transport::Completion) override {
-    return transport::Issued::kDone;
-  }
-  Result<transport::Issued> write(transport::PeerId, std::span<const std::uint8_t>, std::uint64_t,
-                                  std::span<const std::uint8_t>, transport::Completion) override {
-    return transport::Issued::kDone;
-  }
-  Result<transport::Issued> flush(transport::Completion) override {
-    return transport::Issued::kDone;
-  }
-  Result<transport::Issued> compare_and_swap(transport::PeerId, std::uint64_t,
-                                             std::span<const std::uint8_t>, std::uint64_t expected,
-                                             std::uint64_t, std::uint64_t* old_value,
-                                             transport::Completion) override {
-    *old_value = expected;
-    return transport::Issued::kDone;
-  }
-  Result<std::uint64_t> local_compare_and_swap(const transport::Registration&, std::uint64_t* word,
-                                               std::uint64_t expected,
-                                               std::uint64_t desired) override {
-    return tagwire::testing::plain_compare_and_swap(word, expected, desired);
-  }
-  unsigned progress() override { return 0; }
-  Result<bool> arm() override { return false; }
-  int event_fd() const override { return -1; }
-  Status disconnect_all() override { return Status::ok(); }
-  transport::TransportCounters counters() const override { return {}; }
-};
 
 // An answer from `peer` to the send `r`, as the real receiver would send it.
 void answer(Engine& e, Request* r, MessageType type, int peer) {
@@ -111,8 +44,9 @@ Fixture::Fixture() {
       die("settings", s);
     }
   }
-  auto made = Engine::create(config, std::make_unique<FuzzBootstrap>(),
-                             std::make_unique<NullTransport>(), tagwire::cancel::kSendCancelLayer);
+  auto made = Engine::create(
+      config, std::make_unique<tagwire::testing::NullBootstrap>(kJobToken, kRanks),
+      std::make_unique<tagwire::testing::NullTransport>(), tagwire::cancel::kSendCancelLayer);
   if (!made) die("engine", made.status());
   engine_ = std::move(made).value();
   limits_ = DecodeLimits{kJobToken, kRanks, config.eager_threshold, 4096};
