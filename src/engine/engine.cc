@@ -1509,6 +1509,22 @@ std::vector<int> Engine::members_of_color(
   return world_ranks;
 }
 
+// A communicator id for the members of one MPI_Comm_create_group, the
+// same at each of them: a hash of the parent's id and the world ranks in
+// group order, above every id agree_context_id hands out (those count up
+// from 2, and 2^30 communicators are never made).
+std::uint32_t Engine::scratch_context_id(std::uint32_t parent, const std::vector<int>& members) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) {
+      h = (h ^ ((v >> (8 * i)) & 0xffu)) * 1099511628211ull;
+    }
+  };
+  mix(parent);
+  for (int w : members) mix(static_cast<std::uint32_t>(w));
+  return kScratchContextIds | static_cast<std::uint32_t>(h % kScratchContextIds);
+}
+
 Result<Communicator*> Engine::comm_create_group(Communicator* comm, const std::vector<int>& members,
                                                 int tag) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
@@ -1516,12 +1532,16 @@ Result<Communicator*> Engine::comm_create_group(Communicator* comm, const std::v
   const auto mine = std::find(members.begin(), members.end(), world_->rank());
   if (mine == members.end()) return static_cast<Communicator*>(nullptr);
   // Only the members agree, so they do it on a scratch communicator of
-  // their own: the parent's collective context, ranks numbered as in the
-  // group, and a tag of the user's that no engine collective uses
-  // (kCollectiveTag is 1), so neither a concurrent collective on the
-  // parent nor another Comm_create_group with another tag can take its
-  // messages.
-  Communicator scratch(comm->id(), members, static_cast<int>(mine - members.begin()));
+  // their own: ranks numbered as in the group, a tag of the user's that no
+  // engine collective uses (kCollectiveTag is 1), so that another
+  // Comm_create_group with another tag cannot take its messages, and a
+  // context of this membership's own. (On the parent's context, a rank
+  // that finished one call and started the next, with another group and
+  // the same tag, sent under its new group rank, which a slower member
+  // still in the first call took for another process's: MPICH's
+  // comm_group_rand, truncated messages and hangs.)
+  Communicator scratch(scratch_context_id(comm->id(), members), members,
+                       static_cast<int>(mine - members.begin()));
   auto id = agree_context_id(&scratch, kCollectiveTag + 1 + tag);
   if (!id) return id.status();
   return adopt(std::make_unique<Communicator>(*id, members, scratch.rank()));

@@ -879,6 +879,10 @@ class Engine final : public transport::Receiver,
   std::vector<std::unique_ptr<Communicator>> comms_;          // dup / split results
   std::vector<std::unique_ptr<Communicator>> retired_comms_;  // freed while in use
   std::uint32_t next_context_id_ = 2;                         // 0: world, 1: self
+  // Ids from here up (to 2^31: contexts are id * 2 + 1) are
+  // scratch_context_id's.
+  static constexpr std::uint32_t kScratchContextIds = 1u << 30;
+  static std::uint32_t scratch_context_id(std::uint32_t parent, const std::vector<int>& members);
   // Software decides every match. Where the transport offers the NIC's
   // tag matching (nic_matching()), the NIC holds copies of some posted
   // receives and may consume them; else its capacity is 0.

@@ -101,9 +101,9 @@ Status copy_attributes(MPI_Comm from, CommEntry& to) {
     int flag = 0;
     const int rc = k->copy(from, keyval, k->extra_state, value, &copied, &flag);
     if (rc != MPI_SUCCESS) {
-      return {ErrorCode::kInvalidArgument, "the copy callback of attribute key " +
-                                               std::to_string(keyval) + " returned " +
-                                               std::to_string(rc)};
+      return {ErrorCode::kApplication, "the copy callback of attribute key " +
+                                           std::to_string(keyval) + " returned " +
+                                           std::to_string(rc)};
     }
     if (flag != 0) set_attribute(to, keyval, copied);
   }
@@ -120,9 +120,9 @@ Status delete_attributes(MPI_Comm comm) {
     if (k == nullptr || k->erase == nullptr) continue;
     const int rc = k->erase(comm, keyval, value, k->extra_state);
     if (rc != MPI_SUCCESS) {
-      return {ErrorCode::kInvalidArgument, "the delete callback of attribute key " +
-                                               std::to_string(keyval) + " returned " +
-                                               std::to_string(rc)};
+      return {ErrorCode::kApplication, "the delete callback of attribute key " +
+                                           std::to_string(keyval) + " returned " +
+                                           std::to_string(rc)};
     }
   }
   return Status::ok();
@@ -219,6 +219,28 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   }
   erase_attribute(*entry, keyval);
   return MPI_SUCCESS;
+}
+
+// MPI-1's names: the same calls (the profiling layer sees each once).
+int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                      void* extra_state) {
+  return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
+}
+
+int MPI_Keyval_free(int* keyval) {
+  return PMPI_Comm_free_keyval(keyval);
+}
+
+int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
+  return PMPI_Comm_set_attr(comm, keyval, attribute_val);
+}
+
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+
+int MPI_Attr_delete(MPI_Comm comm, int keyval) {
+  return PMPI_Comm_delete_attr(comm, keyval);
 }
 
 }  // extern "C"

@@ -29,6 +29,7 @@ Result<MPI_Comm> add_duplicate(MPI_Comm parent, engine::Communicator* dup) {
     find_comm(made)->cart = from->cart;  // a duplicate keeps the topology
     find_comm(made)->dist_graph = from->dist_graph;
     find_comm(made)->graph = from->graph;
+    find_comm(made)->hints = from->hints;  // MPI-3.1 §6.4.2: the hints too
   }
   Status copied = copy_attributes(parent, *find_comm(made));
   if (!copied.is_ok()) {
@@ -146,7 +147,13 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
     }
     if (w == state().engine->world_rank()) key = static_cast<int>(i);
   }
-  auto split = state().engine->comm_split(*c, key < 0 ? MPI_UNDEFINED : 0, key);
+  // On an intracommunicator each rank may pass its own group, as long as
+  // the groups are disjoint (MPI-2.2): one communicator per group, told
+  // apart by its smallest world rank. (On an intercommunicator, one color:
+  // the split pairs each side's group with the other's.)
+  const int color =
+      (*c)->inter() || members->empty() ? 0 : *std::min_element(members->begin(), members->end());
+  auto split = state().engine->comm_split(*c, key < 0 ? MPI_UNDEFINED : color, key);
   TW_MPI_TRY(comm, split.status());
   *newcomm = *split == nullptr ? MPI_COMM_NULL : add_comm(*split, comm);
   return MPI_SUCCESS;

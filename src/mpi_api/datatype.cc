@@ -71,9 +71,12 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
         }
       }
     }
-    const std::ptrdiff_t lo = displacements[i] + old.lb_;
-    const std::ptrdiff_t hi =
-        displacements[i] + static_cast<std::ptrdiff_t>(n - 1) * old.extent() + old.ub_;
+    // The copies' bounds: the lowest lower bound and the highest upper
+    // bound among them, the last copy's or the first's as the old extent
+    // is positive or negative (MPI_Type_create_resized allows either).
+    const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(n - 1) * old.extent();
+    const std::ptrdiff_t lo = displacements[i] + old.lb_ + std::min<std::ptrdiff_t>(span, 0);
+    const std::ptrdiff_t hi = displacements[i] + old.ub_ + std::max<std::ptrdiff_t>(span, 0);
     t.lb_ = bounded ? std::min(t.lb_, lo) : lo;
     t.ub_ = bounded ? std::max(t.ub_, hi) : hi;
     bounded = true;

@@ -436,9 +436,8 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype* newtype) {
   auto layout = layout_of(oldtype, false);
   TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
-  if (extent < 0) {
-    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "negative extent"});
-  }
+  // A negative extent is allowed (MPI-3.1 §4.1.7): elements then lie at
+  // falling addresses, which pack, unpack and pieces() follow.
   auto resized = std::make_shared<TypeLayout>((*layout)->resized(lb, extent));
   resized->set_constructor(constructor(MPI_COMBINER_RESIZED, {}, {lb, extent}, {&oldtype, 1}));
   *newtype = state().types.add(std::move(resized));
@@ -451,7 +450,13 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   auto copy = std::make_shared<TypeLayout>(**layout);
   if ((*layout)->committed()) copy->commit();
   copy->set_constructor(constructor(MPI_COMBINER_DUP, {}, {}, {&oldtype, 1}));
-  *newtype = state().types.add(std::move(copy));
+  const MPI_Datatype made = state().types.add(std::move(copy));
+  if (Status copied = copy_type_attributes(oldtype, made); !copied.is_ok()) {
+    MPI_Datatype undo = made;
+    (void)PMPI_Type_free(&undo);
+    return report(MPI_COMM_WORLD, __func__, copied);
+  }
+  *newtype = made;
   return MPI_SUCCESS;
 }
 
@@ -519,6 +524,7 @@ int MPI_Type_free(MPI_Datatype* datatype) {
                                       : "datatype handle " + std::to_string(*datatype) +
                                             " is not a derived datatype (freed?)"});
   }
+  TW_MPI_TRY(MPI_COMM_WORLD, delete_type_attributes(*datatype));
   state().types.remove(*datatype);      // pending operations hold their own reference
   state().type_names.erase(*datatype);  // the handle may name another type next
   *datatype = MPI_DATATYPE_NULL;

@@ -172,6 +172,12 @@ int MPI_Get_processor_name(char* name, int* resultlen) {
   return copy_string(host, name, MPI_MAX_PROCESSOR_NAME, resultlen);
 }
 
+// A profiling library that wraps it sees the level; without one the call
+// does nothing, as the standard allows.
+int MPI_Pcontrol(const int /*level*/, ...) {
+  return MPI_SUCCESS;
+}
+
 int MPI_Get_version(int* version, int* subversion) {
   *version = MPI_VERSION;
   *subversion = MPI_SUBVERSION;
@@ -319,6 +325,102 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
       break;
     case MPI_T_ERR_CVAR_SET_NEVER:
       text = "this control variable is read-only (set its TAGWIRE_* environment variable)";
+      break;
+    case MPI_ERR_ACCESS:
+      text = "permission denied";
+      break;
+    case MPI_ERR_AMODE:
+      text = "invalid file access mode";
+      break;
+    case MPI_ERR_ASSERT:
+      text = "invalid assertion argument";
+      break;
+    case MPI_ERR_BAD_FILE:
+      text = "invalid file name";
+      break;
+    case MPI_ERR_BASE:
+      text = "invalid base address (not from MPI_Alloc_mem)";
+      break;
+    case MPI_ERR_CONVERSION:
+      text = "a data conversion function failed";
+      break;
+    case MPI_ERR_DISP:
+      text = "invalid displacement or displacement unit";
+      break;
+    case MPI_ERR_DUP_DATAREP:
+      text = "data representation already defined";
+      break;
+    case MPI_ERR_FILE:
+      text = "invalid file handle";
+      break;
+    case MPI_ERR_FILE_EXISTS:
+      text = "file exists";
+      break;
+    case MPI_ERR_FILE_IN_USE:
+      text = "file in use by some process";
+      break;
+    case MPI_ERR_IO:
+      text = "input/output error";
+      break;
+    case MPI_ERR_LOCKTYPE:
+      text = "invalid lock type";
+      break;
+    case MPI_ERR_NAME:
+      text = "service name not published";
+      break;
+    case MPI_ERR_NOT_SAME:
+      text = "collective argument not the same on every process";
+      break;
+    case MPI_ERR_NO_SPACE:
+      text = "not enough space";
+      break;
+    case MPI_ERR_NO_SUCH_FILE:
+      text = "no such file";
+      break;
+    case MPI_ERR_PORT:
+      text = "invalid port name";
+      break;
+    case MPI_ERR_QUOTA:
+      text = "quota exceeded";
+      break;
+    case MPI_ERR_READ_ONLY:
+      text = "read-only file or file system";
+      break;
+    case MPI_ERR_RMA_CONFLICT:
+      text = "conflicting accesses to a window";
+      break;
+    case MPI_ERR_SERVICE:
+      text = "invalid service name";
+      break;
+    case MPI_ERR_SIZE:
+      text = "invalid size";
+      break;
+    case MPI_ERR_SPAWN:
+      text = "processes could not be spawned";
+      break;
+    case MPI_ERR_UNSUPPORTED_DATAREP:
+      text = "unsupported data representation";
+      break;
+    case MPI_T_ERR_CANNOT_INIT:
+      text = "MPI_T cannot be initialized";
+      break;
+    case MPI_T_ERR_CVAR_SET_NOT_NOW:
+      text = "this control variable cannot be set now";
+      break;
+    case MPI_T_ERR_INVALID_ITEM:
+      text = "no item of this MPI_T enumeration has this index";
+      break;
+    case MPI_T_ERR_MEMORY:
+      text = "MPI_T is out of memory";
+      break;
+    case MPI_T_ERR_OUT_OF_HANDLES:
+      text = "MPI_T has no handles left";
+      break;
+    case MPI_T_ERR_OUT_OF_SESSIONS:
+      text = "MPI_T has no sessions left";
+      break;
+    case MPI_T_ERR_PVAR_NO_ATOMIC:
+      text = "this performance variable cannot be read and reset at once";
       break;
     default:
       break;

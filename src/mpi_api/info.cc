@@ -43,6 +43,14 @@ InfoEntries::iterator find_key(InfoEntries& entries, const std::string& key) {
 
 }  // namespace
 
+Result<const InfoEntries*> tagwire::mpi::info_entries(MPI_Info info) {
+  static const InfoEntries none;
+  if (info == MPI_INFO_NULL) return &none;
+  auto entries = info_of(info, false);
+  if (!entries) return entries.status();
+  return *entries;
+}
+
 extern "C" {
 
 int MPI_Info_create(MPI_Info* info) {

@@ -237,6 +237,34 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_RMA_FLAVOR 58
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
 #define MPI_ERR_PROC_FAILED 75
+/* The other classes MPI-3.1 defines (§8.4): Tagwire's own errors use
+ * those above; these name what a program or a tool may pass around
+ * (MPI-IO's and dynamic processes' included, though Tagwire has neither). */
+#define MPI_ERR_ACCESS 19
+#define MPI_ERR_AMODE 21
+#define MPI_ERR_ASSERT 22
+#define MPI_ERR_BAD_FILE 23
+#define MPI_ERR_BASE 24
+#define MPI_ERR_CONVERSION 25
+#define MPI_ERR_DISP 26
+#define MPI_ERR_DUP_DATAREP 27
+#define MPI_ERR_FILE 32
+#define MPI_ERR_FILE_EXISTS 33
+#define MPI_ERR_FILE_IN_USE 35
+#define MPI_ERR_IO 36
+#define MPI_ERR_LOCKTYPE 37
+#define MPI_ERR_NAME 38
+#define MPI_ERR_NOT_SAME 39
+#define MPI_ERR_NO_SPACE 40
+#define MPI_ERR_NO_SUCH_FILE 41
+#define MPI_ERR_PORT 42
+#define MPI_ERR_QUOTA 43
+#define MPI_ERR_READ_ONLY 44
+#define MPI_ERR_RMA_CONFLICT 46
+#define MPI_ERR_SERVICE 47
+#define MPI_ERR_SIZE 49
+#define MPI_ERR_SPAWN 51
+#define MPI_ERR_UNSUPPORTED_DATAREP 53
 #define MPI_ERR_LASTCODE 76
 
 /* Environment */
@@ -252,6 +280,8 @@ double MPI_Wtime(void);
 double MPI_Wtick(void);
 int MPI_Get_processor_name(char* name, int* resultlen);
 int MPI_Get_version(int* version, int* subversion);
+/* For profilers (MPI-3.1 §14.2.4): Tagwire itself ignores the level. */
+int MPI_Pcontrol(const int level, ...);
 int MPI_Get_library_version(char* version, int* resultlen);
 
 /* Errors */
@@ -314,6 +344,22 @@ int MPI_Comm_free_keyval(int* keyval);
 int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val);
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 int MPI_Comm_delete_attr(MPI_Comm comm, int keyval);
+/* MPI-1's names for the above, deprecated since MPI-2 and still in MPI-3.1. */
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+#define MPI_NULL_COPY_FN MPI_COMM_NULL_COPY_FN
+#define MPI_DUP_FN MPI_COMM_DUP_FN
+#define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
+int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                      void* extra_state);
+int MPI_Keyval_free(int* keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+/* Communicator and window info hints: kept and given back (Tagwire acts on none). */
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
 
 /* Memory registered with the transport: rendezvous sends from it skip
  * per-message registration. Info hints are accepted (none changes it). */
@@ -325,6 +371,9 @@ typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void* attr
                                          void* extra_state);
 #define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0)
 #define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
+int MPI_WIN_DUP_FN(MPI_Win, int, void*, void*, void*, int*);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win);
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
@@ -426,6 +475,15 @@ MPI_Fint MPI_Info_c2f(MPI_Info info);
 MPI_Info MPI_Info_f2c(MPI_Fint info);
 MPI_Fint MPI_Op_c2f(MPI_Op op);
 MPI_Op MPI_Op_f2c(MPI_Fint op);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+/* A status as Fortran's INTEGER array: source, tag, error, cancelled, and
+ * the byte count's low and high 32 bits. */
+#define MPI_F_STATUS_SIZE 6
+#define MPI_F_STATUS_IGNORE ((MPI_Fint*)0)
+#define MPI_F_STATUSES_IGNORE ((MPI_Fint*)0)
+int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 
 /* Groups */
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
@@ -697,6 +755,21 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype* newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+/* Attributes on datatypes: copied by MPI_Type_dup, deleted by MPI_Type_free. */
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void* attribute_val, void* extra_state);
+int MPI_TYPE_NULL_COPY_FN(MPI_Datatype, int, void*, void*, void*, int*);
+int MPI_TYPE_DUP_FN(MPI_Datatype, int, void*, void*, void*, int*);
+int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void*, void*);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                           MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                           void* extra_state);
+int MPI_Type_free_keyval(int* type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 /* How a type was made (MPICH's combiner numbers). */
 #define MPI_COMBINER_NAMED 1
 #define MPI_COMBINER_DUP 2
@@ -870,6 +943,13 @@ typedef int MPI_T_cvar_handle;
 #define MPI_T_ERR_INVALID_NAME 66
 #define MPI_T_ERR_INVALID 67
 #define MPI_T_ERR_CVAR_SET_NEVER 68
+#define MPI_T_ERR_CANNOT_INIT 54
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 59
+#define MPI_T_ERR_INVALID_ITEM 69
+#define MPI_T_ERR_MEMORY 70
+#define MPI_T_ERR_OUT_OF_HANDLES 71
+#define MPI_T_ERR_OUT_OF_SESSIONS 72
+#define MPI_T_ERR_PVAR_NO_ATOMIC 73
 int MPI_T_init_thread(int required, int* provided);
 int MPI_T_finalize(void);
 int MPI_T_cvar_get_num(int* num_cvar);
@@ -897,6 +977,18 @@ int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf);
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+/* No variable has an enumerated type; one category, "tagwire", holds them all. */
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int* num, char* name, int* name_len);
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int* value, char* name, int* name_len);
+int MPI_T_category_get_num(int* num_cat);
+int MPI_T_category_get_info(int cat_index, char* name, int* name_len, char* desc, int* desc_len,
+                            int* num_cvars, int* num_pvars, int* num_categories);
+int MPI_T_category_get_index(const char* name, int* cat_index);
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int MPI_T_category_changed(int* stamp);
 
 /* PMPI_: the profiling interface (written by pmpi.py from the declarations above) */
 /* clang-format off */
@@ -912,6 +1004,7 @@ double PMPI_Wtime(void);
 double PMPI_Wtick(void);
 int PMPI_Get_processor_name(char* name, int* resultlen);
 int PMPI_Get_version(int* version, int* subversion);
+int PMPI_Pcontrol(const int level, ...);
 int PMPI_Get_library_version(char* version, int* resultlen);
 int PMPI_Error_string(int errorcode, char* string, int* resultlen);
 int PMPI_Error_class(int errorcode, int* errorclass);
@@ -956,6 +1049,18 @@ int PMPI_Comm_free_keyval(int* keyval);
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val);
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval);
+int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                       void* extra_state);
+int PMPI_Keyval_free(int* keyval);
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+int PMPI_Attr_delete(MPI_Comm comm, int keyval);
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
+int PMPI_WIN_DUP_FN(MPI_Win, int, void*, void*, void*, int*);
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win* win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
@@ -1051,6 +1156,10 @@ MPI_Fint PMPI_Info_c2f(MPI_Info info);
 MPI_Info PMPI_Info_f2c(MPI_Fint info);
 MPI_Fint PMPI_Op_c2f(MPI_Op op);
 MPI_Op PMPI_Op_f2c(MPI_Fint op);
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler);
+int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group);
 int PMPI_Group_size(MPI_Group group, int* size);
 int PMPI_Group_rank(MPI_Group group, int* rank);
@@ -1303,6 +1412,16 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype* newtype);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_TYPE_NULL_COPY_FN(MPI_Datatype, int, void*, void*, void*, int*);
+int PMPI_TYPE_DUP_FN(MPI_Datatype, int, void*, void*, void*, int*);
+int PMPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void*, void*);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                            MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                            void* extra_state);
+int PMPI_Type_free_keyval(int* type_keyval);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
                            int* num_datatypes, int* combiner);
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
@@ -1414,6 +1533,17 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
 int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
 int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf);
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf);
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int* num, char* name, int* name_len);
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int* value, char* name, int* name_len);
+int PMPI_T_category_get_num(int* num_cat);
+int PMPI_T_category_get_info(int cat_index, char* name, int* name_len, char* desc, int* desc_len,
+                             int* num_cvars, int* num_pvars, int* num_categories);
+int PMPI_T_category_get_index(const char* name, int* cat_index);
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int PMPI_T_category_changed(int* stamp);
 /* clang-format on */
 /* end of PMPI_ */
 

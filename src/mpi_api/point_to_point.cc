@@ -332,7 +332,10 @@ bool waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[], int
       {resolved, static_cast<std::size_t>(count)},
       [](void* context, std::size_t i, const engine::MessageStatus& st) {
         auto* to = static_cast<Into*>(context);
-        if (to->statuses != MPI_STATUSES_IGNORE) to_mpi_status(st, &to->statuses[i]);
+        if (to->statuses != MPI_STATUSES_IGNORE) {
+          to_mpi_status(st, &to->statuses[i]);
+          to->statuses[i].MPI_ERROR = st.error.is_ok() ? MPI_SUCCESS : error_class(st.error);
+        }
         if (!st.error.is_ok()) to->failed = true;
       },
       &into);
@@ -689,10 +692,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
       s = std::move(outcomes[i].error);
     }
     // Collect every request's outcome first, then report once.
-    if (!s.is_ok()) {
-      failed = true;
-      out->MPI_ERROR = error_class(s);  // also where no status was filled
-    }
+    out->MPI_ERROR = s.is_ok() ? MPI_SUCCESS : error_class(s);  // also where no status was filled
+    failed = failed || !s.is_ok();
   }
   return failed ? in_status_error(__func__) : MPI_SUCCESS;
 }

@@ -60,6 +60,10 @@ struct CommEntry {
     }
   };
   std::optional<Graph> graph;
+  // Info hints (MPI_Comm_set_info, MPI_Comm_dup_with_info; MPI_Comm_dup
+  // copies them): kept and given back by MPI_Comm_get_info; Tagwire acts
+  // on none of them.
+  std::vector<std::pair<std::string, std::string>> hints;
   // Nonblocking collectives started on it: each takes a block of tags by
   // this count, the same at every rank (collectives.cc).
   std::uint32_t nonblocking_collectives = 0;
@@ -108,12 +112,22 @@ struct WinEntry {
   int flavor_attribute = MPI_WIN_FLAVOR_CREATE;  // MPI_WIN_CREATE_FLAVOR points here
   int model_attribute = MPI_WIN_UNIFIED;         // MPI_WIN_MODEL: one copy of the memory
   std::string name;                              // MPI_Win_set_name's
+  // Info hints, from creation and MPI_Win_set_info (MPI_Win_get_info).
+  std::vector<std::pair<std::string, std::string>> hints;
 };
 
 // A window attribute key (MPI_Win_create_keyval): windows are never
 // duplicated, so only the delete callback matters.
 struct WinKeyval {
   MPI_Win_delete_attr_function* erase = nullptr;
+  void* extra_state = nullptr;
+  bool freed = false;
+};
+
+// A datatype attribute key (MPI_Type_create_keyval); freed as Keyval.
+struct TypeKeyval {
+  MPI_Type_copy_attr_function* copy = nullptr;
+  MPI_Type_delete_attr_function* erase = nullptr;
   void* extra_state = nullptr;
   bool freed = false;
 };
@@ -143,6 +157,10 @@ struct State {
   // Names given by MPI_Type_set_name (predefined types have theirs
   // without it), dropped when the type is freed.
   std::map<MPI_Datatype, std::string> type_names;
+  // Datatype attributes (predefined types may carry them too), by type and
+  // keyval; deleted when the type is freed (type_attributes.cc).
+  HandleTable<TypeKeyval> type_keyvals{kFirstUserKeyval};
+  std::map<MPI_Datatype, std::map<int, void*>> type_attributes;
   // Operations on non-contiguous datatypes: their pack buffers, by request.
   std::unordered_map<MPI_Request, Staging> staging;
   std::vector<Staging> orphaned_staging;  // freed while in flight
@@ -214,6 +232,14 @@ int invoke_errhandler(MPI_Errhandler handler, const char* function, int code,
 Status check_initialized();
 
 CommEntry* find_comm(MPI_Comm comm);
+// The entries of a live info object (MPI_INFO_ENV included), or the error
+// naming the handle; MPI_INFO_NULL gives none (info.cc).
+Result<const InfoEntries*> info_entries(MPI_Info info);
+// MPI_Type_dup's and MPI_Type_free's part in datatype attributes: the copy
+// callbacks run for `to`, the delete callbacks for `type`
+// (type_attributes.cc).
+Status copy_type_attributes(MPI_Datatype from, MPI_Datatype to);
+Status delete_type_attributes(MPI_Datatype type);
 // A new communicator's entry: the parent's error handler, no name, and no
 // attributes until copy_attributes decides (communicators.cc).
 MPI_Comm add_comm(engine::Communicator* comm, MPI_Comm parent);
@@ -284,12 +310,17 @@ Result<const TypeLayout*> layout_of(MPI_Datatype datatype, bool need_commit = tr
 Result<std::size_t> bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> type_size(MPI_Datatype datatype);
 
-// Inline: every completed request with a status passes here.
+// Inline: every completed request with a status passes here. MPI_ERROR
+// is set for a failed operation only: on success it keeps what the
+// program put there (MPI-3.1 §3.2.5 leaves it to the calls that complete
+// several requests, which set it themselves; MPICH's tests check that
+// MPI_Recv and MPI_Mrecv leave it alone).
 inline void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out) {
   if (out == MPI_STATUS_IGNORE) return;
   out->MPI_SOURCE = in.source;
   out->MPI_TAG = in.tag;
-  out->MPI_ERROR = in.error.is_ok() ? MPI_SUCCESS : error_class(in.error);
+  if (!in.error.is_ok()) [[unlikely]]
+    out->MPI_ERROR = error_class(in.error);
   out->tagwire_cancelled = in.cancelled ? 1 : 0;
   out->tagwire_count = in.count;
 }

@@ -428,6 +428,10 @@ int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
   return refuse(session, handle, MPI_T_ERR_PVAR_NO_WRITE);
 }
 
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* /*buf*/) {
+  return refuse(session, handle, MPI_T_ERR_PVAR_NO_WRITE);  // as reset: read-only
+}
+
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf) {
   int pvar = -1;
   {
@@ -442,6 +446,75 @@ int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* 
   const unsigned long long value = kPvars[pvar].read(snapshot());
   std::memcpy(buf, &value, sizeof value);
   return MPI_SUCCESS;
+}
+
+// No variable has an enumerated type: every enumeration handle is invalid.
+int MPI_T_enum_get_info(MPI_T_enum /*enumtype*/, int* /*num*/, char* /*name*/, int* /*name_len*/) {
+  std::lock_guard lock(tool().mutex);
+  return tool().init_count == 0 ? MPI_T_ERR_NOT_INITIALIZED : MPI_T_ERR_INVALID_HANDLE;
+}
+
+int MPI_T_enum_get_item(MPI_T_enum /*enumtype*/, int /*index*/, int* /*value*/, char* /*name*/,
+                        int* /*name_len*/) {
+  std::lock_guard lock(tool().mutex);
+  return tool().init_count == 0 ? MPI_T_ERR_NOT_INITIALIZED : MPI_T_ERR_INVALID_HANDLE;
+}
+
+// One category, "tagwire", holds every control and performance variable;
+// the set never changes while the process runs.
+int MPI_T_category_get_num(int* num_cat) {
+  return report_count(num_cat, 1);
+}
+
+int MPI_T_category_get_info(int cat_index, char* name, int* name_len, char* desc, int* desc_len,
+                            int* num_cvars, int* num_pvars, int* num_categories) {
+  std::lock_guard lock(tool().mutex);
+  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (cat_index != 0) return MPI_T_ERR_INVALID_INDEX;
+  copy_out("tagwire", name, name_len);
+  copy_out("Tagwire's settings (TAGWIRE_*) and counters", desc, desc_len);
+  if (num_cvars != nullptr) *num_cvars = static_cast<int>(all_settings().size());
+  if (num_pvars != nullptr) *num_pvars = kPvarCount;
+  if (num_categories != nullptr) *num_categories = 0;
+  return MPI_SUCCESS;
+}
+
+int MPI_T_category_get_index(const char* name, int* cat_index) {
+  std::lock_guard lock(tool().mutex);
+  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (name == nullptr || cat_index == nullptr) return MPI_T_ERR_INVALID;
+  if (std::string_view(name) != "tagwire") return MPI_T_ERR_INVALID_NAME;
+  *cat_index = 0;
+  return MPI_SUCCESS;
+}
+
+namespace {
+// The first `len` of `count` variable indices (MPI_T_category_get_cvars /
+// _pvars: every variable is in category 0).
+int category_members(int cat_index, int len, int indices[], int count) {
+  std::lock_guard lock(tool().mutex);
+  if (tool().init_count == 0) return MPI_T_ERR_NOT_INITIALIZED;
+  if (cat_index != 0) return MPI_T_ERR_INVALID_INDEX;
+  if (len < 0 || (len > 0 && indices == nullptr)) return MPI_T_ERR_INVALID;
+  for (int i = 0; i < std::min(len, count); ++i) indices[i] = i;
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]) {
+  return category_members(cat_index, len, indices, static_cast<int>(all_settings().size()));
+}
+
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) {
+  return category_members(cat_index, len, indices, kPvarCount);
+}
+
+int MPI_T_category_get_categories(int cat_index, int len, int /*indices*/[]) {
+  return category_members(cat_index, std::min(len, 0), nullptr, 0);
+}
+
+int MPI_T_category_changed(int* stamp) {
+  return report_count(stamp, 0);
 }
 
 }  // extern "C"

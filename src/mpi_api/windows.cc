@@ -55,9 +55,9 @@ Status delete_attribute(MPI_Win win, int keyval, void* value) {
   if (k == nullptr || k->erase == nullptr) return Status::ok();
   const int rc = k->erase(win, keyval, value, k->extra_state);
   if (rc != MPI_SUCCESS) {
-    return {ErrorCode::kInvalidArgument, "delete callback of window attribute " +
-                                             std::to_string(keyval) + " returned " +
-                                             std::to_string(rc)};
+    return {ErrorCode::kApplication, "delete callback of window attribute " +
+                                         std::to_string(keyval) + " returned " +
+                                         std::to_string(rc)};
   }
   return Status::ok();
 }
@@ -219,8 +219,9 @@ static engine::WindowHints window_hints(MPI_Info info) {
 
 // The handle of a window the engine made.
 static MPI_Win add_window(engine::Window* window, engine::Communicator* c, MPI_Comm comm,
-                          MPI_Aint size, int disp_unit, int flavor) {
+                          MPI_Aint size, int disp_unit, int flavor, MPI_Info info) {
   auto entry = std::make_unique<WinEntry>();
+  if (auto hints = info_entries(info); hints.is_ok()) entry->hints = **hints;
   entry->flavor_attribute = flavor;
   entry->window = window;
   entry->members = c->world_ranks();
@@ -236,7 +237,7 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
   TW_MPI_TRY(comm, c.status());
   auto w = E().win_create(base, static_cast<std::size_t>(size), disp_unit, *c, window_hints(info));
   TW_MPI_TRY(comm, w.status());
-  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_CREATE);
+  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_CREATE, info);
   return MPI_SUCCESS;
 }
 
@@ -251,7 +252,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   }
   auto w = E().win_allocate(static_cast<std::size_t>(size), disp_unit, *c, window_hints(info));
   TW_MPI_TRY(comm, w.status());
-  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE);
+  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, info);
   *static_cast<void**>(baseptr) = (*w)->base;
   return MPI_SUCCESS;
 }
@@ -273,7 +274,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
   auto w = E().win_allocate_shared(static_cast<std::size_t>(size), disp_unit, *c, contiguous,
                                    window_hints(info));
   TW_MPI_TRY(comm, w.status());
-  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_SHARED);
+  *win = add_window(*w, *c, comm, size, disp_unit, MPI_WIN_FLAVOR_SHARED, info);
   *static_cast<void**>(baseptr) = (*w)->base;
   return MPI_SUCCESS;
 }
@@ -325,7 +326,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   }
   auto w = E().win_create_dynamic(*c, window_hints(info));
   TW_MPI_TRY(comm, w.status());
-  *win = add_window(*w, *c, comm, 0, 1, MPI_WIN_FLAVOR_DYNAMIC);
+  *win = add_window(*w, *c, comm, 0, 1, MPI_WIN_FLAVOR_DYNAMIC, info);
   return MPI_SUCCESS;
 }
 
@@ -443,6 +444,13 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
   (void)win_copy_attr_fn;  // windows are never duplicated
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
   *win_keyval = state().win_keyvals.add(WinKeyval{win_delete_attr_fn, extra_state, false});
+  return MPI_SUCCESS;
+}
+
+// Windows are never duplicated: MPI-3.1 defines it, nothing calls it.
+int MPI_WIN_DUP_FN(MPI_Win, int, void*, void* in, void* out, int* flag) {
+  *static_cast<void**>(out) = in;
+  *flag = 1;
   return MPI_SUCCESS;
 }
 
