@@ -113,6 +113,7 @@ bool is_word_integer(MPI_Datatype type) {
     case MPI_UINT64_T:
     case MPI_AINT:
     case MPI_COUNT:
+    case MPI_OFFSET:
       return true;
     default:
       return false;

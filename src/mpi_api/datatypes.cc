@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -577,6 +578,14 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
                                                  "MPI_PACKED",
                                                  "MPI_AINT",
                                                  "MPI_COUNT",
+                                                 "MPI_C_FLOAT_COMPLEX",
+                                                 "MPI_C_DOUBLE_COMPLEX",
+                                                 "MPI_C_LONG_DOUBLE_COMPLEX",
+                                                 "MPI_CXX_BOOL",
+                                                 "MPI_CXX_FLOAT_COMPLEX",
+                                                 "MPI_CXX_DOUBLE_COMPLEX",
+                                                 "MPI_CXX_LONG_DOUBLE_COMPLEX",
+                                                 "MPI_OFFSET",
                                                  "MPI_FLOAT_INT",
                                                  "MPI_DOUBLE_INT",
                                                  "MPI_LONG_INT",
@@ -592,6 +601,42 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
     text = kPredefinedNames[datatype];
   }
   return copy_string(text, type_name, MPI_MAX_OBJECT_NAME, resultlen);
+}
+
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  if (datatype == nullptr) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "a null datatype"});
+  }
+  std::span<const MPI_Datatype> candidates;
+  static constexpr MPI_Datatype kReals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
+  static constexpr MPI_Datatype kIntegers[] = {MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T};
+  static constexpr MPI_Datatype kComplexes[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+                                                MPI_C_LONG_DOUBLE_COMPLEX};
+  switch (typeclass) {
+    case MPI_TYPECLASS_REAL:
+      candidates = kReals;
+      break;
+    case MPI_TYPECLASS_INTEGER:
+      candidates = kIntegers;
+      break;
+    case MPI_TYPECLASS_COMPLEX:
+      candidates = kComplexes;
+      break;
+    default:
+      return report(MPI_COMM_WORLD, __func__,
+                    {ErrorCode::kInvalidArgument,
+                     "type class " + std::to_string(typeclass) + " is not MPI_TYPECLASS_*"});
+  }
+  for (MPI_Datatype t : candidates) {
+    if (size >= 0 && kPredefinedTypeSizes[t] == static_cast<std::size_t>(size)) {
+      *datatype = t;
+      return MPI_SUCCESS;
+    }
+  }
+  return report(MPI_COMM_WORLD, __func__,
+                {ErrorCode::kInvalidArgument,
+                 "no predefined type of this class has " + std::to_string(size) + " bytes"});
 }
 
 int MPI_Get_address(const void* location, MPI_Aint* address) {

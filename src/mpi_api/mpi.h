@@ -25,6 +25,7 @@ typedef int MPI_Win;
 typedef int MPI_Fint; /* Fortran INTEGER handles: ours are ints already */
 typedef long MPI_Aint;
 typedef long long MPI_Count;
+typedef long long MPI_Offset; /* MPI-IO's file offsets (no MPI-IO here; MPI_OFFSET is a datatype) */
 
 typedef struct MPI_Status {
   int MPI_SOURCE;
@@ -189,13 +190,24 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_PACKED 26
 #define MPI_AINT 27
 #define MPI_COUNT 28
+/* C's complex types (and C++'s, laid out the same), C++'s bool, and
+ * MPI_Offset's type. */
+#define MPI_C_FLOAT_COMPLEX 29
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX 30
+#define MPI_C_LONG_DOUBLE_COMPLEX 31
+#define MPI_CXX_BOOL 32
+#define MPI_CXX_FLOAT_COMPLEX 33
+#define MPI_CXX_DOUBLE_COMPLEX 34
+#define MPI_CXX_LONG_DOUBLE_COMPLEX 35
+#define MPI_OFFSET 36
 /* Pairs for MPI_MAXLOC / MPI_MINLOC: the C struct {value; int index}. */
-#define MPI_FLOAT_INT 29
-#define MPI_DOUBLE_INT 30
-#define MPI_LONG_INT 31
-#define MPI_2INT 32
-#define MPI_SHORT_INT 33
-#define MPI_LONG_DOUBLE_INT 34
+#define MPI_FLOAT_INT 37
+#define MPI_DOUBLE_INT 38
+#define MPI_LONG_INT 39
+#define MPI_2INT 40
+#define MPI_SHORT_INT 41
+#define MPI_LONG_DOUBLE_INT 42
 
 /* Error handlers */
 #define MPI_ERRHANDLER_NULL 0
@@ -755,6 +767,12 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype* newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+/* The predefined type of a class and size: Fortran's REAL*n and friends
+ * name C's here (MPI_FLOAT, MPI_INT32_T, MPI_C_DOUBLE_COMPLEX, ...). */
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 /* Attributes on datatypes: copied by MPI_Type_dup, deleted by MPI_Type_free. */
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
                                         void* attribute_val_in, void* attribute_val_out, int* flag);
@@ -1412,6 +1430,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype* newtype);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 int PMPI_TYPE_NULL_COPY_FN(MPI_Datatype, int, void*, void*, void*, int*);
 int PMPI_TYPE_DUP_FN(MPI_Datatype, int, void*, void*, void*, int*);
 int PMPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void*, void*);

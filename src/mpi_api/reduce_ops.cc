@@ -1,6 +1,7 @@
 #include "mpi_api/reduce_ops.h"
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -52,6 +53,19 @@ Status apply_typed(MPI_Op op, const void* in_raw, void* inout_raw, std::size_t n
   }
   return {ErrorCode::kInvalidOp,
           "reduction operation " + std::to_string(op) + " is not defined for this datatype"};
+}
+
+// Complex values (MPI-3.1 §5.9.2): MPI_SUM and MPI_PROD only. std::complex
+// has C's layout for float _Complex and the others.
+template <typename R>
+Status apply_complex(MPI_Op op, const void* in_raw, void* inout_raw, std::size_t n) {
+  const auto* in = static_cast<const std::complex<R>*>(in_raw);
+  auto* io = static_cast<std::complex<R>*>(inout_raw);
+  if (op != MPI_SUM && op != MPI_PROD) {
+    return {ErrorCode::kInvalidOp, "complex datatypes take MPI_SUM and MPI_PROD only"};
+  }
+  for (std::size_t i = 0; i < n; ++i) io[i] = op == MPI_SUM ? io[i] + in[i] : io[i] * in[i];
+  return Status::ok();
 }
 
 // MPI_MAXLOC / MPI_MINLOC: the larger (smaller) value wins; on a tie the
@@ -211,6 +225,7 @@ Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::
     case MPI_LONG_LONG:
     case MPI_INT64_T:
     case MPI_COUNT:
+    case MPI_OFFSET:
       return apply_typed<std::int64_t>(op, in, inout, count);
     case MPI_UNSIGNED_LONG_LONG:
     case MPI_UINT64_T:
@@ -218,7 +233,17 @@ Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::
     case MPI_AINT:
       return apply_typed<MPI_Aint>(op, in, inout, count);
     case MPI_C_BOOL:
+    case MPI_CXX_BOOL:
       return apply_typed<bool>(op, in, inout, count);
+    case MPI_C_FLOAT_COMPLEX:
+    case MPI_CXX_FLOAT_COMPLEX:
+      return apply_complex<float>(op, in, inout, count);
+    case MPI_C_DOUBLE_COMPLEX:
+    case MPI_CXX_DOUBLE_COMPLEX:
+      return apply_complex<double>(op, in, inout, count);
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+    case MPI_CXX_LONG_DOUBLE_COMPLEX:
+      return apply_complex<long double>(op, in, inout, count);
     case MPI_WCHAR:
       return apply_typed<wchar_t>(op, in, inout, count);
     case MPI_FLOAT:

@@ -53,6 +53,17 @@ TypeLayout basic_layout(std::size_t size) {
   return TypeLayout::basic(size, size, alignment);
 }
 
+// A complex type: one element of two reals, aligned as the real is.
+bool is_complex(int type) {
+  return (type >= MPI_C_FLOAT_COMPLEX && type <= MPI_C_LONG_DOUBLE_COMPLEX) ||
+         (type >= MPI_CXX_FLOAT_COMPLEX && type <= MPI_CXX_LONG_DOUBLE_COMPLEX);
+}
+TypeLayout predefined_value_layout(int type) {
+  const std::size_t size = kTypeSizes[type];
+  if (!is_complex(type)) return basic_layout(size);
+  return TypeLayout::basic(size, size, basic_layout(size / 2).alignment());
+}
+
 // A MINLOC / MAXLOC pair laid out as C lays out ValueIndex<V>, the struct
 // the reductions read: the value, the int at its offset, the extent
 // padded to the struct's alignment (MPI_DOUBLE_INT: size 12, extent 16).
@@ -74,7 +85,7 @@ TypeLayout pair_layout() {
 const std::vector<TypeLayout>& predefined_layouts() {
   static const std::vector<TypeLayout> layouts = [] {
     std::vector<TypeLayout> v;
-    for (int t = 0; t < MPI_FLOAT_INT; ++t) v.push_back(basic_layout(kTypeSizes[t]));
+    for (int t = 0; t < MPI_FLOAT_INT; ++t) v.push_back(predefined_value_layout(t));
     v.push_back(pair_layout<float>());
     v.push_back(pair_layout<double>());
     v.push_back(pair_layout<long>());

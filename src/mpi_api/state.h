@@ -279,6 +279,16 @@ inline constexpr std::size_t kTypeSizes[] = {
     1,                  // MPI_PACKED
     sizeof(MPI_Aint),   // MPI_AINT
     sizeof(MPI_Count),  // MPI_COUNT
+    // Complex: two of the real type (C's float _Complex, C++'s
+    // std::complex<float>, ...).
+    2 * sizeof(float),        // MPI_C_FLOAT_COMPLEX
+    2 * sizeof(double),       // MPI_C_DOUBLE_COMPLEX
+    2 * sizeof(long double),  // MPI_C_LONG_DOUBLE_COMPLEX
+    sizeof(bool),             // MPI_CXX_BOOL
+    2 * sizeof(float),        // MPI_CXX_FLOAT_COMPLEX
+    2 * sizeof(double),       // MPI_CXX_DOUBLE_COMPLEX
+    2 * sizeof(long double),  // MPI_CXX_LONG_DOUBLE_COMPLEX
+    sizeof(MPI_Offset),       // MPI_OFFSET
     // MINLOC / MAXLOC pairs: the standard's type map {(value, 0), (int,
     // offset)} holds a value and an int; the C struct's padding is in the
     // extent (pair_layout), not the size: MPI_Type_size(MPI_DOUBLE_INT) is
@@ -293,7 +303,7 @@ inline constexpr std::size_t kTypeSizes[] = {
 }  // namespace detail
 
 // The size of a predefined datatype that is one C value (MPI_CHAR ..
-// MPI_COUNT: all but the MINLOC / MAXLOC pairs), whose packed bytes are
+// MPI_OFFSET: all but the MINLOC / MAXLOC pairs), whose packed bytes are
 // its buffer's; 0 for any other handle. Inline for the one-sided calls'
 // plain case, where layout_of, bytes_of and contiguous() took 370 of an
 // 8-byte MPI_Put + flush's 1,070 instructions (windows.cc).

@@ -3,8 +3,10 @@
  * communicators and windows, MPI_Pcontrol, status and error-handler
  * conversion, the error classes and MPI_T categories, MPI_Comm_create with
  * disjoint groups, MPI_Comm_create_group over changing groups with one
- * tag, a status's MPI_ERROR kept by single-completion calls, and
- * datatypes built on a negative extent. Any number of ranks. */
+ * tag, a status's MPI_ERROR kept by single-completion calls, datatypes
+ * built on a negative extent, the complex types, MPI_CXX_BOOL, MPI_OFFSET
+ * and MPI_Type_match_size. Any number of ranks. */
+#include <complex.h>
 #include <mpi.h>
 #include <string.h>
 
@@ -282,6 +284,57 @@ static void negative_extent(void) {
   MPI_Type_free(&four);
 }
 
+static void complex_and_others(void) {
+  int sz = 0;
+  MPI_Type_size(MPI_C_FLOAT_COMPLEX, &sz);
+  CHECK(sz == (int)sizeof(float _Complex));
+  MPI_Type_size(MPI_C_LONG_DOUBLE_COMPLEX, &sz);
+  CHECK(sz == (int)sizeof(long double _Complex));
+  CHECK(MPI_C_COMPLEX == MPI_C_FLOAT_COMPLEX);
+  char name[MPI_MAX_OBJECT_NAME];
+  int len = 0;
+  MPI_Type_get_name(MPI_C_DOUBLE_COMPLEX, name, &len);
+  CHECK(strcmp(name, "MPI_C_DOUBLE_COMPLEX") == 0);
+  /* Sum and product of (rank + 1) + i over the ranks. */
+  double _Complex mine = (double)(rank + 1) + 1.0 * I, sum = 0, prod = 0;
+  CHECK(MPI_Allreduce(&mine, &sum, 1, MPI_C_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD) ==
+        MPI_SUCCESS);
+  MPI_Allreduce(&mine, &prod, 1, MPI_C_DOUBLE_COMPLEX, MPI_PROD, MPI_COMM_WORLD);
+  double _Complex want_prod = 1;
+  for (int r = 0; r < size; ++r) want_prod *= (double)(r + 1) + 1.0 * I;
+  CHECK(creal(sum) == size * (size + 1) / 2.0 && cimag(sum) == size);
+  CHECK(creal(prod) == creal(want_prod) && cimag(prod) == cimag(want_prod));
+  float _Complex fin[2] = {1.0f + 2.0f * I, -1.0f}, fout[2];
+  MPI_Allreduce(fin, fout, 2, MPI_CXX_FLOAT_COMPLEX, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(crealf(fout[0]) == size && cimagf(fout[0]) == 2.0f * size && crealf(fout[1]) == -size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK(tw_class(MPI_Allreduce(&mine, &sum, 1, MPI_C_DOUBLE_COMPLEX, MPI_MAX, MPI_COMM_WORLD)) ==
+        MPI_ERR_OP);
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  CHECK(tw_class(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &t)) == MPI_ERR_ARG);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Offset off = (MPI_Offset)1 << 40, total = 0;
+  MPI_Allreduce(&off, &total, 1, MPI_OFFSET, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(total == ((MPI_Offset)size << 40));
+  _Bool yes = rank >= 0, all = 0;
+  MPI_Allreduce(&yes, &all, 1, MPI_CXX_BOOL, MPI_LAND, MPI_COMM_WORLD);
+  CHECK(all == 1);
+  CHECK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &t) == MPI_SUCCESS &&
+        t == MPI_DOUBLE);
+  CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &t) == MPI_SUCCESS && t == MPI_INT32_T);
+  CHECK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, sizeof(float _Complex), &t) == MPI_SUCCESS &&
+        t == MPI_C_FLOAT_COMPLEX);
+  /* An accumulate of complex values: every rank adds 1 + i at rank 0. */
+  float _Complex cell = 0, one = 1.0f + 1.0f * I;
+  MPI_Win win;
+  MPI_Win_create(&cell, sizeof cell, sizeof cell, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  MPI_Win_fence(0, win);
+  MPI_Accumulate(&one, 1, MPI_C_FLOAT_COMPLEX, 0, 0, 1, MPI_C_FLOAT_COMPLEX, MPI_SUM, win);
+  MPI_Win_fence(0, win);
+  if (rank == 0) CHECK(crealf(cell) == size && cimagf(cell) == size);
+  MPI_Win_free(&win);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -294,5 +347,6 @@ int main(int argc, char** argv) {
   disjoint_create();
   status_error_kept();
   negative_extent();
+  complex_and_others();
   return tw_finish("mpi31_calls") == 0 ? 0 : 1;
 }
