@@ -203,18 +203,20 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag)
 
 int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   TW_MPI_TRY(comm, comm_of(comm).status());
-  auto k = keyval_of(keyval);
-  TW_MPI_TRY(comm, k.status());
   CommEntry* entry = find_comm(comm);
   auto it = entry->attributes.find(keyval);
   if (it == entry->attributes.end()) {
+    TW_MPI_TRY(comm, keyval_of(keyval).status());
     return report(comm, __func__,
                   {ErrorCode::kInvalidKeyval,
                    "no attribute under key " + std::to_string(keyval) + " on this communicator"});
   }
+  // A freed keyval still names the attributes set under it (MPI-3.1
+  // §6.7.2: the free takes effect when the last of them goes).
+  const Keyval* k = state().keyvals.find(keyval);
   void* value = it->second;
-  if ((*k)->erase != nullptr) {
-    const int rc = (*k)->erase(comm, keyval, value, (*k)->extra_state);
+  if (k != nullptr && k->erase != nullptr) {
+    const int rc = k->erase(comm, keyval, value, k->extra_state);
     if (rc != MPI_SUCCESS) return rc;
   }
   erase_attribute(*entry, keyval);

@@ -329,8 +329,11 @@ inline void to_mpi_status(const engine::MessageStatus& in, MPI_Status* out) {
   if (out == MPI_STATUS_IGNORE) return;
   out->MPI_SOURCE = in.source;
   out->MPI_TAG = in.tag;
-  if (!in.error.is_ok()) [[unlikely]]
+  if (!in.error.is_ok()) [[unlikely]] {
     out->MPI_ERROR = error_class(in.error);
+  } else if (in.source == MPI_ANY_SOURCE && in.tag == MPI_ANY_TAG) [[unlikely]] {
+    out->MPI_ERROR = MPI_SUCCESS;  // the empty status (a null or inactive request) is all set
+  }
   out->tagwire_cancelled = in.cancelled ? 1 : 0;
   out->tagwire_count = in.count;
 }

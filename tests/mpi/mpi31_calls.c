@@ -79,6 +79,14 @@ static void mpi1_attributes(void) {
   MPI_Comm_free(&dup);
   MPI_Attr_delete(MPI_COMM_WORLD, null_key);
   MPI_Keyval_free(&null_key);
+  /* A freed keyval still names the attribute set under it (MPICH's fkeyval). */
+  int freed = MPI_KEYVAL_INVALID, saved;
+  MPI_Keyval_create(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, &freed, NULL);
+  saved = freed;
+  MPI_Attr_put(MPI_COMM_WORLD, freed, &value);
+  MPI_Keyval_free(&freed);
+  CHECK(MPI_Attr_get(MPI_COMM_WORLD, saved, &got, &flag) == MPI_SUCCESS && flag);
+  CHECK(MPI_Attr_delete(MPI_COMM_WORLD, saved) == MPI_SUCCESS);
 }
 
 /* The value of `key` in `info` ("" when absent). */
@@ -258,6 +266,11 @@ static void status_error_kept(void) {
   CHECK(in == left && st.MPI_ERROR == MPI_ERR_TOPOLOGY && m == MPI_MESSAGE_NULL);
   MPI_Wait(&r, &st);
   CHECK(st.MPI_ERROR == MPI_ERR_TOPOLOGY);
+  /* The empty status is all set, its MPI_ERROR included. */
+  int flag = 0;
+  MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st);
+  CHECK(flag && st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG &&
+        st.MPI_ERROR == MPI_SUCCESS);
 }
 
 static void negative_extent(void) {
