@@ -705,6 +705,7 @@ class Engine final : public transport::Receiver,
   // `world_peer`: MPI_ERR_PROC_FAILED if the launcher reports the peer dead
   // within the wait held errors get, else `s` (polls meanwhile).
   Status verdict_on(int world_peer, Status s);
+  bool worth_a_verdict(const Status& s) const;
   // One collective step: receive `in` from `from` while sending `out` to `to`.
   // `tag` on the communicator's collective context: kCollectiveTag for the
   // engine's collectives, others for Comm_create_group's agreement.

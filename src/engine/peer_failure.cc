@@ -25,9 +25,15 @@ constexpr auto kFailurePollInterval = std::chrono::milliseconds(10);
 constexpr auto kVerdictWait = std::chrono::seconds(1);
 }  // namespace
 
+// Whether the transport's error `s` may be a death the launcher has yet
+// to report: not when the transport already said so, nor under a launcher
+// that reports none.
+bool Engine::worth_a_verdict(const Status& s) const {
+  return s.code() != ErrorCode::kPeerFailed && bootstrap_->reports_deaths();
+}
+
 void Engine::note_peer_error(Request* r, int world_peer, const Status& s) {
-  if (world_peer < 0 || s.code() == ErrorCode::kPeerFailed || !bootstrap_->reports_deaths() ||
-      !r->status.error.is_ok()) {
+  if (world_peer < 0 || !worth_a_verdict(s) || !r->status.error.is_ok()) {
     return note_error(r, s);
   }
   if (is_dead(world_peer)) return note_error(r, peer_failed_status(world_peer));
@@ -40,7 +46,7 @@ void Engine::note_peer_error(Request* r, int world_peer, const Status& s) {
 }
 
 Status Engine::verdict_on(int world_peer, Status s) {
-  if (s.code() == ErrorCode::kPeerFailed || !bootstrap_->reports_deaths()) return s;
+  if (!worth_a_verdict(s)) return s;
   const auto end = coarse_now() + kVerdictWait;
   while (!is_dead(world_peer) && coarse_now() < end) {
     last_failure_poll_ = {};

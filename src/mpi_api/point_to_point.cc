@@ -333,8 +333,8 @@ bool waitall_plain(int count, MPI_Request requests[], MPI_Status statuses[], int
       [](void* context, std::size_t i, const engine::MessageStatus& st) {
         auto* to = static_cast<Into*>(context);
         if (to->statuses != MPI_STATUSES_IGNORE) {
-          to_mpi_status(st, &to->statuses[i]);
-          to->statuses[i].MPI_ERROR = st.error.is_ok() ? MPI_SUCCESS : error_class(st.error);
+          to_mpi_status(st, &to->statuses[i]);  // sets MPI_ERROR for a failure
+          if (st.error.is_ok()) to->statuses[i].MPI_ERROR = MPI_SUCCESS;
         }
         if (!st.error.is_ok()) to->failed = true;
       },

@@ -19,14 +19,6 @@ Result<TypeKeyval*> type_keyval_of(int keyval) {
   return k;
 }
 
-// A datatype that can carry attributes: predefined or derived, not null.
-Status check_type(MPI_Datatype type) {
-  const bool predefined = type > MPI_DATATYPE_NULL && type < kFirstDerivedType;
-  if (predefined || state().types.find(type) != nullptr) return Status::ok();
-  return {ErrorCode::kInvalidType,
-          "datatype handle " + std::to_string(type) + " is not a datatype (freed?)"};
-}
-
 Status callback_failed(const char* which, int keyval, int rc) {
   return {ErrorCode::kApplication, std::string("the ") + which +
                                        " callback of datatype attribute key " +
@@ -114,7 +106,7 @@ int MPI_Type_free_keyval(int* type_keyval) {
 
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
-  TW_MPI_TRY(MPI_COMM_WORLD, check_type(datatype));
+  TW_MPI_TRY(MPI_COMM_WORLD, layout_of(datatype, false).status());  // any live type
   TW_MPI_TRY(MPI_COMM_WORLD, type_keyval_of(type_keyval).status());
   auto& attributes = state().type_attributes[datatype];
   if (auto it = attributes.find(type_keyval); it != attributes.end()) {
@@ -127,7 +119,7 @@ int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_va
 
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
-  TW_MPI_TRY(MPI_COMM_WORLD, check_type(datatype));
+  TW_MPI_TRY(MPI_COMM_WORLD, layout_of(datatype, false).status());  // any live type
   if (attribute_val == nullptr || flag == nullptr) {
     return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "a null output"});
   }
@@ -146,7 +138,7 @@ int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_va
 
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
-  TW_MPI_TRY(MPI_COMM_WORLD, check_type(datatype));
+  TW_MPI_TRY(MPI_COMM_WORLD, layout_of(datatype, false).status());  // any live type
   auto found = state().type_attributes.find(datatype);
   if (found == state().type_attributes.end() || found->second.count(type_keyval) == 0) {
     // (A freed keyval still names the attributes set under it.)
