@@ -156,11 +156,8 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
 }
 
 int MPI_Comm_free_keyval(int* keyval) {
-  auto k = keyval_of(*keyval);
-  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
   // Attributes already set under it live on with its callbacks (MPI 6.7.2).
-  (*k)->freed = true;
-  *keyval = MPI_KEYVAL_INVALID;
+  TW_MPI_TRY(MPI_COMM_WORLD, free_keyval(state().keyvals, keyval, "communicator"));
   return MPI_SUCCESS;
 }
 

@@ -132,6 +132,24 @@ struct TypeKeyval {
   bool freed = false;
 };
 
+// MPI_Comm_free_keyval, MPI_Type_free_keyval, MPI_Win_free_keyval: the key
+// takes no new attribute, and those set under it keep their callbacks (its
+// number is never reused). Freeing it again is accepted: a delete callback
+// that frees its own key (MPICH's keyval_double_free programs) frees it once
+// per attribute, and MPICH allows that while attributes hold the key.
+template <typename K>
+Status free_keyval(HandleTable<K>& keyvals, int* keyval, const char* kind) {
+  if (keyval == nullptr) return Status(ErrorCode::kInvalidArgument, "a null keyval pointer");
+  K* k = keyvals.find(*keyval);
+  if (k == nullptr) {
+    return Status(ErrorCode::kInvalidKeyval, std::string(kind) + " attribute key " +
+                                                 std::to_string(*keyval) + " is not a keyval");
+  }
+  k->freed = true;
+  *keyval = MPI_KEYVAL_INVALID;
+  return {};
+}
+
 struct State {
   // A process that exits with the library initialized tears it down here
   // (engine.h: finalize), unless it is a child forked after MPI_Init: a

@@ -97,10 +97,7 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
 
 int MPI_Type_free_keyval(int* type_keyval) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
-  auto k = type_keyval_of(type_keyval != nullptr ? *type_keyval : MPI_KEYVAL_INVALID);
-  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
-  (*k)->freed = true;
-  *type_keyval = MPI_KEYVAL_INVALID;
+  TW_MPI_TRY(MPI_COMM_WORLD, free_keyval(state().type_keyvals, type_keyval, "datatype"));
   return MPI_SUCCESS;
 }
 

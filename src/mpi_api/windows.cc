@@ -455,10 +455,7 @@ int MPI_WIN_DUP_FN(MPI_Win, int, void*, void* in, void* out, int* flag) {
 }
 
 int MPI_Win_free_keyval(int* win_keyval) {
-  auto k = win_keyval_of(*win_keyval);
-  TW_MPI_TRY(MPI_COMM_WORLD, k.status());
-  (*k)->freed = true;  // attributes already set under it keep their callback
-  *win_keyval = MPI_KEYVAL_INVALID;
+  TW_MPI_TRY(MPI_COMM_WORLD, free_keyval(state().win_keyvals, win_keyval, "window"));
   return MPI_SUCCESS;
 }
 

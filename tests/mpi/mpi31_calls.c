@@ -5,7 +5,8 @@
  * disjoint groups, MPI_Comm_create_group over changing groups with one
  * tag, a status's MPI_ERROR kept by single-completion calls, datatypes
  * built on a negative extent, the complex types, MPI_CXX_BOOL, MPI_OFFSET
- * and MPI_Type_match_size. Any number of ranks. */
+ * and MPI_Type_match_size, keyvals freed more than once. Any number of
+ * ranks. */
 #include <complex.h>
 #include <mpi.h>
 #include <string.h>
@@ -59,6 +60,13 @@ static void type_attributes(void) {
   MPI_Type_free(&pair);
 }
 
+static int freeing_deletes;
+static int freeing_delete(MPI_Comm c, int k, void* v, void* extra) {
+  (void)c, (void)v, (void)extra;
+  ++freeing_deletes;
+  return MPI_Comm_free_keyval(&k);
+}
+
 static void mpi1_attributes(void) {
   int key = MPI_KEYVAL_INVALID, flag = 0;
   static int value = 7;
@@ -88,6 +96,34 @@ static void mpi1_attributes(void) {
   MPI_Keyval_free(&freed);
   CHECK(MPI_Attr_get(MPI_COMM_WORLD, saved, &got, &flag) == MPI_SUCCESS && flag);
   CHECK(MPI_Attr_delete(MPI_COMM_WORLD, saved) == MPI_SUCCESS);
+  /* A delete callback that frees its own key frees it once per attribute,
+   * after the program freed it too (MPICH's keyval_double_free): accepted.
+   * A number that never was a key still is not. */
+  int self_freeing = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeing_delete, &self_freeing, NULL);
+  saved = self_freeing;
+  MPI_Comm_dup(MPI_COMM_SELF, &dup);
+  MPI_Comm_set_attr(MPI_COMM_WORLD, self_freeing, &value);
+  MPI_Comm_set_attr(dup, self_freeing, &value);
+  freeing_deletes = 0;
+  CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS && freeing_deletes == 1);
+  CHECK(MPI_Comm_free_keyval(&self_freeing) == MPI_SUCCESS && self_freeing == MPI_KEYVAL_INVALID);
+  int copy = saved;
+  CHECK(MPI_Comm_free_keyval(&copy) == MPI_SUCCESS);
+  CHECK(MPI_Comm_delete_attr(MPI_COMM_WORLD, saved) == MPI_SUCCESS && freeing_deletes == 2);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int never = 99999;
+  CHECK(tw_class(MPI_Comm_free_keyval(&never)) == MPI_ERR_KEYVAL);
+  CHECK(tw_class(MPI_Comm_free_keyval(&copy)) == MPI_ERR_KEYVAL); /* MPI_KEYVAL_INVALID */
+  int type_key = MPI_KEYVAL_INVALID, win_key = MPI_KEYVAL_INVALID;
+  MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &type_key, NULL);
+  MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &win_key, NULL);
+  int type_copy = type_key, win_copy = win_key;
+  CHECK(MPI_Type_free_keyval(&type_key) == MPI_SUCCESS && MPI_Type_free_keyval(&type_copy) == MPI_SUCCESS);
+  CHECK(MPI_Win_free_keyval(&win_key) == MPI_SUCCESS && MPI_Win_free_keyval(&win_copy) == MPI_SUCCESS);
+  CHECK(tw_class(MPI_Type_free_keyval(&type_copy)) == MPI_ERR_KEYVAL);
+  CHECK(tw_class(MPI_Win_free_keyval(&win_copy)) == MPI_ERR_KEYVAL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 /* The value of `key` in `info` ("" when absent). */
