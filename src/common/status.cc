@@ -70,6 +70,8 @@ std::string_view error_code_name(ErrorCode code) {
       return "protocol";
     case ErrorCode::kApplication:
       return "application";
+    case ErrorCode::kConversion:
+      return "conversion";
     case ErrorCode::kInternal:
       return "internal";
   }

@@ -54,6 +54,7 @@ enum class ErrorCode : int {
   kPeerFailed,   // a peer died, left, or stayed silent past its time
   kProtocol,     // a peer sent bytes that do not decode
   kApplication,  // the application's own callback reported a failure
+  kConversion,   // a value the data representation asked for cannot hold
   kInternal,     // a bug in Tagwire
 };
 

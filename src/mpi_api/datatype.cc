@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "mpi_api/external32.h"
+
 namespace tagwire::mpi {
 
 namespace {
@@ -15,9 +17,10 @@ constexpr std::size_t kMaxRuns = std::size_t{1} << 22;
 
 }  // namespace
 
-TypeLayout TypeLayout::basic(std::size_t size, std::size_t basic_size, std::size_t alignment) {
+TypeLayout TypeLayout::basic(std::size_t size, std::size_t basic_size, std::size_t alignment,
+                             int basic_type) {
   TypeLayout t;
-  if (size > 0) t.runs_.push_back({0, size, basic_size});
+  if (size > 0) t.runs_.push_back({0, size, static_cast<std::uint32_t>(basic_size), basic_type});
   t.size_ = size;
   t.ub_ = static_cast<std::ptrdiff_t>(size);
   t.alignment_ = alignment;
@@ -61,9 +64,10 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
     for (std::size_t k = 0; k < n; ++k) {
       const std::ptrdiff_t base = displacements[i] + static_cast<std::ptrdiff_t>(k) * old.extent();
       for (const Run& r : old.runs_) {
-        Run placed{base + r.offset, r.length, r.basic_size};
+        Run placed{base + r.offset, r.length, r.basic_size, r.basic_type};
         Run* last = t.runs_.empty() ? nullptr : &t.runs_.back();
         if (last != nullptr && last->basic_size == placed.basic_size &&
+            external32::converts_alike(last->basic_type, placed.basic_type) &&
             last->offset + static_cast<std::ptrdiff_t>(last->length) == placed.offset) {
           last->length += placed.length;  // adjacent in memory and in order: one run
         } else {

@@ -36,13 +36,19 @@ struct TypeConstructor {
 class TypeLayout {
  public:
   struct Run {
-    std::ptrdiff_t offset;   // from the element's start (its buffer address)
-    std::size_t length;      // bytes
-    std::size_t basic_size;  // size of the predefined type the run is made of
+    std::ptrdiff_t offset;     // from the element's start (its buffer address)
+    std::size_t length;        // bytes
+    std::uint32_t basic_size;  // size of the predefined type the run is made of
+    // That predefined type's handle: runs merge only where their types
+    // convert alike (external32.h), so a data representation that converts
+    // each type its own way knows what every byte is.
+    std::int32_t basic_type;
   };
 
-  // A predefined type: `size` bytes of `basic_size`-byte elements.
-  static TypeLayout basic(std::size_t size, std::size_t basic_size, std::size_t alignment);
+  // A predefined type: `size` bytes of `basic_size`-byte elements of the
+  // predefined type `basic_type` (a handle).
+  static TypeLayout basic(std::size_t size, std::size_t basic_size, std::size_t alignment,
+                          int basic_type);
 
   // The general constructor: entry i places blocks[i] consecutive copies of
   // *types[i] starting `displacements[i]` bytes from the new element's

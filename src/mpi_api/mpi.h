@@ -826,6 +826,12 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
 int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
+int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
+                      void* outbuf, MPI_Aint outsize, MPI_Aint* position);
+int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
+                        MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint* size);
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count);
 int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count);
 
@@ -1458,6 +1464,12 @@ int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbu
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm);
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size);
+int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
+                       void* outbuf, MPI_Aint outsize, MPI_Aint* position);
+int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
+                         MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype);
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                            MPI_Aint* size);
 int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count);
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count);
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);

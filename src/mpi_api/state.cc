@@ -46,11 +46,14 @@ using detail::kTypeSizes;
 constexpr int kTypeCount = static_cast<int>(sizeof(kTypeSizes) / sizeof(kTypeSizes[0]));
 static_assert(kTypeCount == MPI_LONG_DOUBLE_INT + 1, "the pairs are the last predefined types");
 
-TypeLayout basic_layout(std::size_t size) {
-  // A C type's alignment is the largest power of two dividing its size, up
-  // to 16 (long double).
-  const std::size_t alignment = size == 0 ? 1 : std::min<std::size_t>(size & (~size + 1), 16);
-  return TypeLayout::basic(size, size, alignment);
+// A C type's alignment is the largest power of two dividing its size, up
+// to 16 (long double).
+std::size_t alignment_of(std::size_t size) {
+  return size == 0 ? 1 : std::min<std::size_t>(size & (~size + 1), 16);
+}
+TypeLayout basic_layout(int type) {
+  const std::size_t size = kTypeSizes[type];
+  return TypeLayout::basic(size, size, alignment_of(size), type);
 }
 
 // A complex type: one element of two reals, aligned as the real is.
@@ -60,17 +63,17 @@ bool is_complex(int type) {
 }
 TypeLayout predefined_value_layout(int type) {
   const std::size_t size = kTypeSizes[type];
-  if (!is_complex(type)) return basic_layout(size);
-  return TypeLayout::basic(size, size, basic_layout(size / 2).alignment());
+  if (!is_complex(type)) return basic_layout(type);
+  return TypeLayout::basic(size, size, alignment_of(size / 2), type);
 }
 
 // A MINLOC / MAXLOC pair laid out as C lays out ValueIndex<V>, the struct
 // the reductions read: the value, the int at its offset, the extent
 // padded to the struct's alignment (MPI_DOUBLE_INT: size 12, extent 16).
 template <typename V>
-TypeLayout pair_layout() {
-  const TypeLayout value = basic_layout(sizeof(V));
-  const TypeLayout index = basic_layout(sizeof(int));
+TypeLayout pair_layout(int value_type) {
+  const TypeLayout value = basic_layout(value_type);
+  const TypeLayout index = basic_layout(MPI_INT);
   const int blocks[] = {1, 1};
   const std::ptrdiff_t displacements[] = {offsetof(ValueIndex<V>, value),
                                           offsetof(ValueIndex<V>, index)};
@@ -86,12 +89,12 @@ const std::vector<TypeLayout>& predefined_layouts() {
   static const std::vector<TypeLayout> layouts = [] {
     std::vector<TypeLayout> v;
     for (int t = 0; t < MPI_FLOAT_INT; ++t) v.push_back(predefined_value_layout(t));
-    v.push_back(pair_layout<float>());
-    v.push_back(pair_layout<double>());
-    v.push_back(pair_layout<long>());
-    v.push_back(pair_layout<int>());
-    v.push_back(pair_layout<short>());
-    v.push_back(pair_layout<long double>());
+    v.push_back(pair_layout<float>(MPI_FLOAT));
+    v.push_back(pair_layout<double>(MPI_DOUBLE));
+    v.push_back(pair_layout<long>(MPI_LONG));
+    v.push_back(pair_layout<int>(MPI_INT));
+    v.push_back(pair_layout<short>(MPI_SHORT));
+    v.push_back(pair_layout<long double>(MPI_LONG_DOUBLE));
     // MPI_PACKED is no element a reduction can combine.
     for (int t = MPI_CHAR; t < static_cast<int>(v.size()); ++t) {
       if (t != MPI_PACKED) v[static_cast<std::size_t>(t)].set_element_type(t);
@@ -179,6 +182,8 @@ int error_class(const Status& s) {
       return MPI_ERR_UNSUPPORTED_OPERATION;
     case ErrorCode::kPeerFailed:
       return MPI_ERR_PROC_FAILED;
+    case ErrorCode::kConversion:
+      return MPI_ERR_CONVERSION;
     case ErrorCode::kNotFound:
     case ErrorCode::kProtocol:
     case ErrorCode::kInternal:

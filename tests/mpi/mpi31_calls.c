@@ -119,8 +119,10 @@ static void mpi1_attributes(void) {
   MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &type_key, NULL);
   MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &win_key, NULL);
   int type_copy = type_key, win_copy = win_key;
-  CHECK(MPI_Type_free_keyval(&type_key) == MPI_SUCCESS && MPI_Type_free_keyval(&type_copy) == MPI_SUCCESS);
-  CHECK(MPI_Win_free_keyval(&win_key) == MPI_SUCCESS && MPI_Win_free_keyval(&win_copy) == MPI_SUCCESS);
+  CHECK(MPI_Type_free_keyval(&type_key) == MPI_SUCCESS &&
+        MPI_Type_free_keyval(&type_copy) == MPI_SUCCESS);
+  CHECK(MPI_Win_free_keyval(&win_key) == MPI_SUCCESS &&
+        MPI_Win_free_keyval(&win_copy) == MPI_SUCCESS);
   CHECK(tw_class(MPI_Type_free_keyval(&type_copy)) == MPI_ERR_KEYVAL);
   CHECK(tw_class(MPI_Win_free_keyval(&win_copy)) == MPI_ERR_KEYVAL);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
