@@ -591,8 +591,23 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
                                                  "MPI_LONG_INT",
                                                  "MPI_2INT",
                                                  "MPI_SHORT_INT",
-                                                 "MPI_LONG_DOUBLE_INT"};
-  static_assert(std::size(kPredefinedNames) == MPI_LONG_DOUBLE_INT + 1,
+                                                 "MPI_LONG_DOUBLE_INT",
+                                                 "MPI_CHARACTER",
+                                                 "MPI_LOGICAL",
+                                                 "MPI_INTEGER",
+                                                 "MPI_REAL",
+                                                 "MPI_DOUBLE_PRECISION",
+                                                 "MPI_COMPLEX",
+                                                 "MPI_DOUBLE_COMPLEX",
+                                                 "MPI_INTEGER1",
+                                                 "MPI_INTEGER2",
+                                                 "MPI_INTEGER4",
+                                                 "MPI_INTEGER8",
+                                                 "MPI_REAL4",
+                                                 "MPI_REAL8",
+                                                 "MPI_COMPLEX8",
+                                                 "MPI_COMPLEX16"};
+  static_assert(std::size(kPredefinedNames) == MPI_COMPLEX16 + 1,
                 "a name for every predefined datatype");
   std::string text;
   if (auto named = state().type_names.find(datatype); named != state().type_names.end()) {

@@ -208,6 +208,24 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_2INT 40
 #define MPI_SHORT_INT 41
 #define MPI_LONG_DOUBLE_INT 42
+/* Fortran's named types, for C code that exchanges data with Fortran (or
+ * was written after it): gfortran's default sizes, each laid out as the C
+ * type beside it. */
+#define MPI_CHARACTER 43        /* char */
+#define MPI_LOGICAL 44          /* int: 0 false, anything else true */
+#define MPI_INTEGER 45          /* int */
+#define MPI_REAL 46             /* float */
+#define MPI_DOUBLE_PRECISION 47 /* double */
+#define MPI_COMPLEX 48          /* float _Complex */
+#define MPI_DOUBLE_COMPLEX 49   /* double _Complex */
+#define MPI_INTEGER1 50
+#define MPI_INTEGER2 51
+#define MPI_INTEGER4 52
+#define MPI_INTEGER8 53
+#define MPI_REAL4 54
+#define MPI_REAL8 55
+#define MPI_COMPLEX8 56
+#define MPI_COMPLEX16 57
 
 /* Error handlers */
 #define MPI_ERRHANDLER_NULL 0

@@ -9,6 +9,8 @@
 #include <string>
 #include <type_traits>
 
+#include "mpi_api/fortran_types.h"
+
 namespace tagwire::mpi {
 
 namespace {
@@ -192,6 +194,7 @@ Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::
   if (op <= MPI_OP_NULL || op > MPI_MINLOC) {
     return {ErrorCode::kInvalidOp, "invalid reduction operation " + std::to_string(op)};
   }
+  type = c_equivalent(type);
   if (op == MPI_MAXLOC || op == MPI_MINLOC ||
       (type >= MPI_FLOAT_INT && type <= MPI_LONG_DOUBLE_INT)) {
     return apply_pair(op, type, in, inout, count);

@@ -44,7 +44,7 @@ namespace {
 
 using detail::kTypeSizes;
 constexpr int kTypeCount = static_cast<int>(sizeof(kTypeSizes) / sizeof(kTypeSizes[0]));
-static_assert(kTypeCount == MPI_LONG_DOUBLE_INT + 1, "the pairs are the last predefined types");
+static_assert(kTypeCount == MPI_COMPLEX16 + 1, "Fortran's are the last predefined types");
 
 // A C type's alignment is the largest power of two dividing its size, up
 // to 16 (long double).
@@ -95,9 +95,15 @@ const std::vector<TypeLayout>& predefined_layouts() {
     v.push_back(pair_layout<int>(MPI_INT));
     v.push_back(pair_layout<short>(MPI_SHORT));
     v.push_back(pair_layout<long double>(MPI_LONG_DOUBLE));
+    // Fortran's: their C equivalent's layout (its runs say what the
+    // bytes are), combined as that type is.
+    for (int t = MPI_CHARACTER; t <= MPI_COMPLEX16; ++t) v.push_back(v[c_equivalent(t)]);
     // MPI_PACKED is no element a reduction can combine.
-    for (int t = MPI_CHAR; t < static_cast<int>(v.size()); ++t) {
+    for (int t = MPI_CHAR; t < MPI_CHARACTER; ++t) {
       if (t != MPI_PACKED) v[static_cast<std::size_t>(t)].set_element_type(t);
+    }
+    for (int t = MPI_CHARACTER; t <= MPI_COMPLEX16; ++t) {
+      v[static_cast<std::size_t>(t)].set_element_type(c_equivalent(t));
     }
     return v;
   }();

@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "mpi.h"
 #include "mpi_api/datatype.h"
+#include "mpi_api/fortran_types.h"
 #include "mpi_api/handles.h"
 
 namespace tagwire::mpi {
@@ -317,7 +318,12 @@ inline constexpr std::size_t kTypeSizes[] = {
     sizeof(int) + sizeof(int),          // MPI_2INT
     sizeof(short) + sizeof(int),        // MPI_SHORT_INT
     sizeof(long double) + sizeof(int),  // MPI_LONG_DOUBLE_INT
+    // Fortran's named types (mpi.h): the sizes of their C equivalents.
+    1, 4, 4, 4, 8, 8, 16,  // MPI_CHARACTER .. MPI_DOUBLE_COMPLEX
+    1, 2, 4, 8,            // MPI_INTEGER1 .. MPI_INTEGER8
+    4, 8, 8, 16,           // MPI_REAL4, MPI_REAL8, MPI_COMPLEX8, MPI_COMPLEX16
 };
+
 }  // namespace detail
 
 // The size of a predefined datatype that is one C value (MPI_CHAR ..

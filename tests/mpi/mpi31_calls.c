@@ -52,7 +52,7 @@ static void type_attributes(void) {
   int bad = MPI_KEYVAL_INVALID;
   MPI_Type_create_keyval(failing_copy, MPI_TYPE_NULL_DELETE_FN, &bad, NULL);
   MPI_Type_set_attr(pair, bad, &value);
-  CHECK(tw_class(MPI_Type_set_attr((MPI_Datatype)50, bad, &value)) == MPI_ERR_TYPE); /* no type */
+  CHECK(tw_class(MPI_Type_set_attr((MPI_Datatype)60, bad, &value)) == MPI_ERR_TYPE); /* no type */
   CHECK(tw_class(MPI_Type_dup(pair, &copy)) == MPI_ERR_OTHER);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   MPI_Type_delete_attr(pair, bad);

@@ -1,8 +1,9 @@
 /* MPI_Pack_external / MPI_Unpack_external / MPI_Pack_external_size: the
  * external32 representation of MPI-3.1 §13.5.2. The sizes are Table 13.2's
  * and the bytes are what that section defines (big-endian, IEEE 754), so
- * every expected byte below comes from the standard, not from Tagwire. Runs
- * on one rank (nothing crosses the wire). */
+ * every expected byte below comes from the standard, not from Tagwire.
+ * And Fortran's named types as C uses them. Runs on one rank (the one
+ * reduction across ranks works at any number). */
 #include <complex.h>
 #include <limits.h>
 #include <mpi.h>
@@ -220,6 +221,76 @@ static void refusals(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Fortran's named types, as C uses them: their names, gfortran's sizes,
+ * the C type's arithmetic and external32 bytes. */
+static void fortran_types(void) {
+  static const struct {
+    MPI_Datatype type;
+    const char* name;
+    int size;
+    MPI_Datatype as; /* the C type with its layout and arithmetic */
+  } table[] = {
+      {MPI_CHARACTER, "MPI_CHARACTER", 1, MPI_CHAR},
+      {MPI_LOGICAL, "MPI_LOGICAL", 4, MPI_INT},
+      {MPI_INTEGER, "MPI_INTEGER", 4, MPI_INT},
+      {MPI_REAL, "MPI_REAL", 4, MPI_FLOAT},
+      {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8, MPI_DOUBLE},
+      {MPI_COMPLEX, "MPI_COMPLEX", 8, MPI_C_FLOAT_COMPLEX},
+      {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16, MPI_C_DOUBLE_COMPLEX},
+      {MPI_INTEGER1, "MPI_INTEGER1", 1, MPI_INT8_T},
+      {MPI_INTEGER2, "MPI_INTEGER2", 2, MPI_INT16_T},
+      {MPI_INTEGER4, "MPI_INTEGER4", 4, MPI_INT32_T},
+      {MPI_INTEGER8, "MPI_INTEGER8", 8, MPI_INT64_T},
+      {MPI_REAL4, "MPI_REAL4", 4, MPI_FLOAT},
+      {MPI_REAL8, "MPI_REAL8", 8, MPI_DOUBLE},
+      {MPI_COMPLEX8, "MPI_COMPLEX8", 8, MPI_C_FLOAT_COMPLEX},
+      {MPI_COMPLEX16, "MPI_COMPLEX16", 16, MPI_C_DOUBLE_COMPLEX},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = 0, type_size = 0, combiner = -1, ni, na, nt;
+    MPI_Aint lb, extent;
+    CHECK(MPI_Type_get_name(table[i].type, name, &len) == MPI_SUCCESS &&
+          strcmp(name, table[i].name) == 0);
+    CHECK(MPI_Type_size(table[i].type, &type_size) == MPI_SUCCESS && type_size == table[i].size);
+    CHECK(MPI_Type_get_extent(table[i].type, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
+          extent == table[i].size);
+    CHECK(MPI_Type_get_envelope(table[i].type, &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
+          combiner == MPI_COMBINER_NAMED);
+    CHECK(external_size(table[i].type, 2) == external_size(table[i].as, 2));
+  }
+  /* Reductions compute as the C type does. */
+  int integers[3] = {1, 2, 3}, sums[3] = {10, 20, 30};
+  CHECK(MPI_Reduce_local(integers, sums, 3, MPI_INTEGER, MPI_SUM) == MPI_SUCCESS);
+  CHECK(sums[0] == 11 && sums[1] == 22 && sums[2] == 33);
+  int truths[2] = {1, 0}, both[2] = {5, 1};
+  CHECK(MPI_Reduce_local(truths, both, 2, MPI_LOGICAL, MPI_LAND) == MPI_SUCCESS);
+  CHECK(both[0] != 0 && both[1] == 0);
+  float reals[2] = {1.5f, -2.0f}, highest[2] = {1.0f, 1.0f};
+  CHECK(MPI_Reduce_local(reals, highest, 2, MPI_REAL, MPI_MAX) == MPI_SUCCESS);
+  CHECK(highest[0] == 1.5f && highest[1] == 1.0f);
+  double complex z = 1.0 + 2.0 * I, product = 3.0 - 1.0 * I;
+  CHECK(MPI_Reduce_local(&z, &product, 1, MPI_DOUBLE_COMPLEX, MPI_PROD) == MPI_SUCCESS);
+  CHECK(creal(product) == 5.0 && cimag(product) == 5.0);
+  /* Across ranks, through a derived type of one (MPI_INTEGER8 pairs). */
+  long long mine[4] = {rank, 1, rank, 1}, all[4];
+  MPI_Datatype two;
+  MPI_Type_contiguous(2, MPI_INTEGER8, &two);
+  MPI_Type_commit(&two);
+  CHECK(MPI_Allreduce(mine, all, 2, two, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(all[0] == (long long)size * (size - 1) / 2 && all[1] == size && all[3] == size);
+  MPI_Type_free(&two);
+  /* external32: MPI_INTEGER's bytes are MPI_INT's. */
+  const int values[2] = {1, -2};
+  const unsigned char int_bytes[] = {0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe};
+  packs_to(MPI_INTEGER, values, 2, int_bytes, 8);
+  /* Predefined: not to be freed. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Datatype named = MPI_REAL;
+  CHECK(tw_class(MPI_Type_free(&named)) == MPI_ERR_TYPE && named == MPI_REAL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -228,5 +299,6 @@ int main(int argc, char** argv) {
   standard_bytes();
   round_trip();
   refusals();
+  fortran_types();
   return tw_finish("portable_data") == 0 ? 0 : 1;
 }
