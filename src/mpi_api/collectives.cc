@@ -1379,8 +1379,12 @@ int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype type, MPI_Op op) {
   auto r = reduction_of(op, count, type);
   TW_MPI_TRY(MPI_COMM_WORLD, r.status());
-  if (r->layout == nullptr || op >= kFirstUserOp) {  // the buffers as they are
+  if (op >= kFirstUserOp) {  // the function takes the buffers as they are
     TW_MPI_TRY(MPI_COMM_WORLD, apply_op(op, type, inbuf, inoutbuf, r->count));
+    return MPI_SUCCESS;
+  }
+  if (r->layout == nullptr) {  // contiguous: combined in place, element by element
+    TW_MPI_TRY(MPI_COMM_WORLD, reduce_packed(*r, inbuf, inoutbuf));
     return MPI_SUCCESS;
   }
   std::vector<unsigned char> in(r->bytes);

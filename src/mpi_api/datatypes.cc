@@ -517,6 +517,11 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
 
 int MPI_Type_free(MPI_Datatype* datatype) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  if (auto* derived = state().types.find(*datatype); derived != nullptr && is_f90_type(**derived)) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidType,
+                   "a type from MPI_Type_create_f90_* is predefined and cannot be freed"});
+  }
   if (state().types.find(*datatype) == nullptr) {
     return report(
         MPI_COMM_WORLD, __func__,

@@ -337,6 +337,10 @@ inline constexpr std::size_t kTypeSizes[] = {
              : 0;
 }
 
+// True for a type MPI_Type_create_f90_* made: predefined, never freed
+// (f90_types.cc).
+bool is_f90_type(const TypeLayout& layout);
+
 // The layout behind a datatype handle (predefined or derived); with
 // need_commit, a derived type must have been committed.
 Result<const TypeLayout*> layout_of(MPI_Datatype datatype, bool need_commit = true);

@@ -2,7 +2,7 @@
  * external32 representation of MPI-3.1 §13.5.2. The sizes are Table 13.2's
  * and the bytes are what that section defines (big-endian, IEEE 754), so
  * every expected byte below comes from the standard, not from Tagwire.
- * And Fortran's named types as C uses them. Runs on one rank (the one
+ * And Fortran's named types as C uses them, and MPI_Type_create_f90_*. Runs on one rank (the one
  * reduction across ranks works at any number). */
 #include <complex.h>
 #include <limits.h>
@@ -291,6 +291,47 @@ static void fortran_types(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* MPI_Type_create_f90_*: the kind a precision and range select, the same
+ * handle for the same question, never freed. */
+static void f90_kinds(void) {
+  MPI_Datatype t, again;
+  int ni, na, nt, combiner, ints[2] = {0, 0}, type_size = 0;
+  CHECK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &t) == MPI_SUCCESS);
+  CHECK(MPI_Type_size(t, &type_size) == MPI_SUCCESS && type_size == 4);
+  CHECK(MPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
+        combiner == MPI_COMBINER_F90_REAL && ni == 2 && na == 0 && nt == 0);
+  CHECK(MPI_Type_get_contents(t, 2, 0, 0, ints, NULL, NULL) == MPI_SUCCESS && ints[0] == 6 &&
+        ints[1] == MPI_UNDEFINED);
+  CHECK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &again) == MPI_SUCCESS && again == t);
+  CHECK(MPI_Type_create_f90_real(7, 30, &t) == MPI_SUCCESS);
+  CHECK(MPI_Type_size(t, &type_size) == MPI_SUCCESS && type_size == 8); /* double */
+  CHECK(MPI_Type_create_f90_real(MPI_UNDEFINED, 400, &t) == MPI_SUCCESS);
+  CHECK(MPI_Type_size(t, &type_size) == MPI_SUCCESS && type_size == (int)sizeof(long double));
+  CHECK(MPI_Type_create_f90_complex(15, 300, &t) == MPI_SUCCESS);
+  CHECK(MPI_Type_size(t, &type_size) == MPI_SUCCESS && type_size == 16);
+  CHECK(MPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
+        combiner == MPI_COMBINER_F90_COMPLEX);
+  double complex a = 1.0 + 1.0 * I, b = 2.0;
+  CHECK(MPI_Reduce_local(&a, &b, 1, t, MPI_SUM) == MPI_SUCCESS && b == 3.0 + 1.0 * I);
+  CHECK(MPI_Type_create_f90_integer(5, &t) == MPI_SUCCESS);
+  CHECK(MPI_Type_size(t, &type_size) == MPI_SUCCESS && type_size == 4);
+  CHECK(MPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
+        combiner == MPI_COMBINER_F90_INTEGER && ni == 1);
+  /* Usable in communication, as any type. */
+  int sent = 77, got = 0;
+  MPI_Request requests[2];
+  MPI_Irecv(&got, 1, t, 0, 5, MPI_COMM_SELF, &requests[0]);
+  MPI_Isend(&sent, 1, t, 0, 5, MPI_COMM_SELF, &requests[1]);
+  CHECK(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE) == MPI_SUCCESS && got == 77);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  again = t;
+  CHECK(tw_class(MPI_Type_free(&again)) == MPI_ERR_TYPE && again == t);
+  CHECK(tw_class(MPI_Type_create_f90_real(40, MPI_UNDEFINED, &t)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &t)) == MPI_ERR_ARG);
+  CHECK(tw_class(MPI_Type_create_f90_integer(19, &t)) == MPI_ERR_ARG);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -300,5 +341,6 @@ int main(int argc, char** argv) {
   round_trip();
   refusals();
   fortran_types();
+  f90_kinds();
   return tw_finish("portable_data") == 0 ? 0 : 1;
 }

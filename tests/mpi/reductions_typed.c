@@ -152,6 +152,14 @@ static void collectives(MPI_Datatype strided) {
   int ok = 1;
   for (int k = 0; k < kCount; ++k) ok &= b[2 * k] == 101 + 2 * k && b[2 * k + 1] == kGap;
   CHECK(ok);
+  /* And on a contiguous derived type (combined in place, as its ints). */
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  int c[4] = {1, 2, 3, 4}, d[4] = {10, 20, 30, 40};
+  CHECK(MPI_Reduce_local(c, d, 2, pair, MPI_SUM) == MPI_SUCCESS);
+  CHECK(d[0] == 11 && d[1] == 22 && d[2] == 33 && d[3] == 44);
+  MPI_Type_free(&pair);
 
   /* Refused alike on every rank: a struct of an int and a double (no
    * single element type), and a bitwise operation on doubles. */
