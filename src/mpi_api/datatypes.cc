@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,11 @@ using namespace tagwire;
 using namespace tagwire::mpi;
 
 namespace {
+
+// MPI_LB and MPI_UB: bounds in an MPI-1 struct type, not data.
+bool is_bound_marker(MPI_Datatype t) {
+  return t == MPI_LB || t == MPI_UB;
+}
 
 Status check_count(int count, const char* what) {
   if (count < 0) {
@@ -237,9 +243,41 @@ int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint d
   std::vector<std::ptrdiff_t> bytes(displacements, displacements + n);
   std::vector<int> integers{count};
   integers.insert(integers.end(), blocklengths, blocklengths + n);
-  return make_type(__func__, {blocklengths, n}, bytes, {types, n}, true,
-                   constructor(MPI_COMBINER_STRUCT, std::move(integers), bytes, {types, n}),
-                   newtype);
+  TypeConstructor made_by =
+      constructor(MPI_COMBINER_STRUCT, std::move(integers), bytes, {types, n});
+  if (std::none_of(types, types + n, is_bound_marker)) {
+    return make_type(__func__, {blocklengths, n}, bytes, {types, n}, true, std::move(made_by),
+                     newtype);
+  }
+  // MPI-1's markers (an old program's MPI_Type_struct): no data. The
+  // lowest MPI_LB is the lower bound and the highest MPI_UB the upper; a
+  // bound with no marker is the data's, or 0 without data (MPICH's
+  // reading of MPI-1: { (LB,10) } has extent -10).
+  std::vector<int> data_blocks;
+  std::vector<std::ptrdiff_t> data_bytes;
+  std::vector<MPI_Datatype> data_types;
+  std::optional<std::ptrdiff_t> lb, ub;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (types[i] == MPI_LB) {
+      lb = std::min(lb.value_or(bytes[i]), bytes[i]);
+    } else if (types[i] == MPI_UB) {
+      ub = std::max(ub.value_or(bytes[i]), bytes[i]);
+    } else {
+      data_blocks.push_back(blocklengths[i]);
+      data_bytes.push_back(bytes[i]);
+      data_types.push_back(types[i]);
+    }
+  }
+  const int rc = make_type(__func__, data_blocks, data_bytes, data_types, !ub.has_value(),
+                           std::move(made_by), newtype);
+  if (rc != MPI_SUCCESS) return rc;
+  std::shared_ptr<TypeLayout>& made = *state().types.find(*newtype);
+  const bool has_data =
+      std::any_of(data_blocks.begin(), data_blocks.end(), [](int b) { return b > 0; });
+  const std::ptrdiff_t low = lb.value_or(has_data ? made->lower_bound() : 0);
+  const std::ptrdiff_t high = ub.value_or(has_data ? made->lower_bound() + made->extent() : 0);
+  *made = made->resized(low, high - low);
+  return MPI_SUCCESS;
 }
 
 }  // extern "C"
@@ -547,7 +585,8 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
 }
 
 int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
-  TW_MPI_TRY(MPI_COMM_WORLD, type_size(datatype).status());
+  // MPI_LB and MPI_UB are named, though no datatype of their own.
+  if (!is_bound_marker(datatype)) TW_MPI_TRY(MPI_COMM_WORLD, type_size(datatype).status());
   if (type_name == nullptr || resultlen == nullptr) {
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidArgument, "a null name or length pointer"});
@@ -619,6 +658,8 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
     text = named->second;
   } else if (datatype >= 0 && datatype < static_cast<int>(std::size(kPredefinedNames))) {
     text = kPredefinedNames[datatype];
+  } else if (datatype == MPI_LB || datatype == MPI_UB) {
+    text = datatype == MPI_LB ? "MPI_LB" : "MPI_UB";
   }
   return copy_string(text, type_name, MPI_MAX_OBJECT_NAME, resultlen);
 }

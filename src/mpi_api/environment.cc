@@ -437,7 +437,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   TW_MPI_TRY(comm, comm_of(comm).status());
-  *errhandler = find_comm(comm)->errhandler;
+  *errhandler = hand_out_errhandler(find_comm(comm)->errhandler);
   return MPI_SUCCESS;
 }
 

@@ -19,7 +19,11 @@ constexpr MPI_Errhandler kFirstUserHandler = 3;  // after NULL, FATAL and RETURN
 struct UserErrhandler {
   MPI_Comm_errhandler_function* comm_fn = nullptr;  // one of the two is set
   MPI_Win_errhandler_function* win_fn = nullptr;
-  bool freed = false;
+  // Handles the program holds: one from its creation, one more from each
+  // MPI_Comm_get_errhandler / MPI_Win_get_errhandler, one less per
+  // MPI_Errhandler_free. At 0 the handle is dead to the program; objects
+  // it was set on keep it (entries are never reused).
+  int handles = 1;
 };
 
 struct UserCode {
@@ -102,12 +106,19 @@ Status free_errhandler(MPI_Errhandler handler) {
   ErrorTables& t = tables();
   std::lock_guard lock(t.mutex);
   UserErrhandler* h = find_handler(t, handler);
-  if (h == nullptr || h->freed) {
+  if (h == nullptr || h->handles == 0) {
     return {ErrorCode::kInvalidArgument,
             "error handler " + std::to_string(handler) + " is not a live handle"};
   }
-  h->freed = true;  // objects that use it keep it
+  --h->handles;  // objects that use it keep it
   return Status::ok();
+}
+
+MPI_Errhandler hand_out_errhandler(MPI_Errhandler handler) {
+  ErrorTables& t = tables();
+  std::lock_guard lock(t.mutex);
+  if (UserErrhandler* h = find_handler(t, handler)) ++h->handles;
+  return handler;
 }
 
 std::optional<int> class_of_code(int code) {
@@ -184,7 +195,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* comm_errhandler_fn,
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidArgument, "a null function or handle pointer"});
   }
-  *errhandler = add_handler({comm_errhandler_fn, nullptr, false});
+  *errhandler = add_handler({comm_errhandler_fn, nullptr});
   return MPI_SUCCESS;
 }
 
@@ -195,7 +206,7 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidArgument, "a null function or handle pointer"});
   }
-  *errhandler = add_handler({nullptr, win_errhandler_fn, false});
+  *errhandler = add_handler({nullptr, win_errhandler_fn});
   return MPI_SUCCESS;
 }
 

@@ -24,6 +24,10 @@ void call_user_errhandler(MPI_Errhandler handler, MPI_Comm comm, MPI_Win win, in
 // MPI_Errhandler_free of a user handler (kInvalidArgument for a handle
 // that names none).
 Status free_errhandler(MPI_Errhandler handler);
+// `handler` as MPI_Comm_get_errhandler / MPI_Win_get_errhandler return it:
+// a user handler counts one more handle, which MPI_Errhandler_free gives
+// back (MPI-3.1 §8.3: the caller frees what it got).
+MPI_Errhandler hand_out_errhandler(MPI_Errhandler handler);
 
 // The class of a code (a predefined one is its own class; a user code's
 // is the class it was added to), or nothing for a code nobody made.

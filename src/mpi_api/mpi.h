@@ -1038,6 +1038,29 @@ int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
 int MPI_T_category_changed(int* stamp);
 
+/* MPI-1 calls that MPI-3.0 removed, kept (as MPICH keeps them) so that old
+ * programs build unchanged; each is its MPI-2 replacement. MPI_LB and
+ * MPI_UB, in a struct type, set its lower and upper bound as
+ * MPI_Type_create_resized does. */
+#define MPI_LB 58
+#define MPI_UB 59
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+int MPI_Address(const void* location, MPI_Aint* address);
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent);
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype* newtype);
+int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype* newtype);
+int MPI_Type_struct(int count, const int array_of_blocklengths[],
+                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                    MPI_Datatype* newtype);
+int MPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler);
+
 /* PMPI_: the profiling interface (written by pmpi.py from the declarations above) */
 /* clang-format off */
 int PMPI_Init(int* argc, char*** argv);
@@ -1602,6 +1625,21 @@ int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
 int PMPI_T_category_changed(int* stamp);
+int PMPI_Address(const void* location, MPI_Aint* address);
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent);
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement);
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement);
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype* newtype);
+int PMPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype* newtype);
+int PMPI_Type_struct(int count, const int array_of_blocklengths[],
+                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                     MPI_Datatype* newtype);
+int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler);
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler);
 /* clang-format on */
 /* end of PMPI_ */
 

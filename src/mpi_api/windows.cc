@@ -531,7 +531,7 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
-  *errhandler = (*entry)->errhandler;
+  *errhandler = hand_out_errhandler((*entry)->errhandler);
   return MPI_SUCCESS;
 }
 
