@@ -390,6 +390,8 @@ int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
+/* MPI-4.0's, provided ahead of the rest of MPI-4. */
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request);
 
 /* Memory registered with the transport: rendezvous sends from it skip
  * per-message registration. Info hints are accepted (none changes it). */
@@ -1129,6 +1131,8 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                             MPI_Request* request);
 int PMPI_WIN_DUP_FN(MPI_Win, int, void*, void*, void*, int*);
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
 int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used);

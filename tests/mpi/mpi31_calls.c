@@ -159,6 +159,17 @@ static void info_hints(void) {
   MPI_Comm_rank(with, &r);
   CHECK(r == rank); /* a duplicate */
   MPI_Comm_free(&with);
+  /* MPI-4's nonblocking form: the same, once its request completes, and a
+   * working communicator. */
+  MPI_Request request;
+  CHECK(MPI_Comm_idup_with_info(dup, other, &with, &request) == MPI_SUCCESS);
+  CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  MPI_Comm_get_info(with, &used);
+  CHECK(strcmp(value_of(used, "tagwire_test", buf), "yes") == 0);
+  MPI_Info_free(&used);
+  int sum = 0, one = 1;
+  CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, with) == MPI_SUCCESS && sum == size);
+  MPI_Comm_free(&with);
   MPI_Comm_free(&dup);
   /* A window gives back its creation hints and those set later. */
   int word = 0;
