@@ -1131,8 +1131,7 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval);
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
-                             MPI_Request* request);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request);
 int PMPI_WIN_DUP_FN(MPI_Win, int, void*, void*, void*, int*);
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
 int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
