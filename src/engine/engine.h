@@ -703,8 +703,10 @@ class Engine final : public transport::Receiver,
   void resolve_held(const HeldErrors::Held& h, const Status& error);
   // What a blocking call reports for the transport's error `s` with
   // `world_peer`: MPI_ERR_PROC_FAILED if the launcher reports the peer dead
-  // within the wait held errors get, else `s` (polls meanwhile).
-  Status verdict_on(int world_peer, Status s);
+  // within the wait held errors get, else `s`. Called under the lock held
+  // by `lock`: it polls with it, and lets it go while it sleeps between
+  // looks, so that other threads' calls go on meanwhile.
+  Status verdict_on(int world_peer, Status s, std::unique_lock<EngineLock>& lock);
   bool worth_a_verdict(const Status& s) const;
   // One collective step: receive `in` from `from` while sending `out` to `to`.
   // `tag` on the communicator's collective context: kCollectiveTag for the
@@ -737,9 +739,9 @@ class Engine final : public transport::Receiver,
                                    const RmaTarget& at, std::span<const std::ptrdiff_t> offsets,
                                    std::ptrdiff_t lo, const WordUpdate& how,
                                    std::span<std::uint64_t> old_values, const char* what);
-  // Under the lock: what a flush of `target` (-1: every target) reports,
+  // Under `lock`: what a flush of `target` (-1: every target) reports,
   // taken from the window (window.cc).
-  Status take_flush_errors(Window* w, int target);
+  Status take_flush_errors(Window* w, int target, std::unique_lock<EngineLock>& lock);
   // Where a put, get or accumulate lands, after the epoch and range checks
   // (window.cc); on a dynamic window in `region` (dynamic_region's).
   Result<RmaTarget> rma_target(Window* w, std::size_t bytes, int target, std::uint64_t disp,

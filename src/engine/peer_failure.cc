@@ -45,14 +45,17 @@ void Engine::note_peer_error(Request* r, int world_peer, const Status& s) {
   last_failure_poll_ = {};  // ask the launcher at the next look
 }
 
-Status Engine::verdict_on(int world_peer, Status s) {
+Status Engine::verdict_on(int world_peer, Status s, std::unique_lock<EngineLock>& lock) {
   if (!worth_a_verdict(s)) return s;
   const auto end = coarse_now() + kVerdictWait;
   while (!is_dead(world_peer) && coarse_now() < end) {
     last_failure_poll_ = {};
     look_around();
     progress_locked();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // an error path: no hurry
+    // An error path: no hurry, and no reason to stop other threads' calls.
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lock.lock();
   }
   return is_dead(world_peer) ? peer_failed_status(world_peer) : s;
 }

@@ -225,11 +225,11 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
 Status Engine::win_flush_local(Window* w, int target) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
   progress_until([&] { return w->pending == 0; });
-  std::lock_guard lock(mutex_);
-  return take_flush_errors(w, target);
+  std::unique_lock lock(mutex_);
+  return take_flush_errors(w, target, lock);
 }
 
-Status Engine::take_flush_errors(Window* w, int target) {
+Status Engine::take_flush_errors(Window* w, int target, std::unique_lock<EngineLock>& lock) {
   if (w->error.is_ok() && w->lost.is_ok() && !dead_peers_.any()) return Status::ok();
   Status first = std::exchange(w->error, Status::ok());
   if (target < 0) {
@@ -238,7 +238,7 @@ Status Engine::take_flush_errors(Window* w, int target) {
   } else if (target < w->comm->size()) {
     const int peer = w->comm->world_rank(target);
     if (first.is_ok() && is_dead(peer)) first = peer_failed_status(peer);
-    if (!first.is_ok()) first = verdict_on(peer, std::move(first));  // the target's death?
+    if (!first.is_ok()) first = verdict_on(peer, std::move(first), lock);  // the target's death?
   }
   return first;
 }
@@ -250,8 +250,8 @@ Status Engine::win_flush(Window* w, int target) {
     // CPU atomic on a mapped window): nothing to wait for, one lock taken
     // (three, through the general path below, on every MPI_Fetch_and_op +
     // flush over shared memory).
-    std::lock_guard lock(mutex_);
-    if (w->pending == 0 && !w->unflushed) return take_flush_errors(w, target);
+    std::unique_lock lock(mutex_);
+    if (w->pending == 0 && !w->unflushed) return take_flush_errors(w, target, lock);
   }
   // Local completion of every put and get issued so far ...
   Status local = win_flush_local(w, target);
