@@ -1,9 +1,15 @@
-// MPI_Info: ordered (key, value) string pairs. MPI_INFO_ENV exists and is
-// empty (nothing of the launch is reported through it yet); it cannot be
-// changed or freed. Also MPI_Alloc_mem, the one call here that takes info.
+// MPI_Info: ordered (key, value) string pairs, usable before MPI_Init and
+// after MPI_Finalize (MPI-4 allows it, and a program may build its hints
+// first). MPI_INFO_ENV, read-only, and MPI-4's MPI_Info_create_env say how
+// the process was started: "command", "argv", "wdir", "host". Also
+// MPI_Alloc_mem, the one call here that takes info.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "mpi_api/state.h"
 
@@ -12,8 +18,48 @@ using namespace tagwire::mpi;
 
 namespace {
 
+// The launch as MPI-4 §10.2 (MPI_INFO_ENV) names it: the program, its arguments
+// (space-separated), the working directory and the host.
+InfoEntries launch_entries(const std::vector<std::string>& args) {
+  InfoEntries e;
+  if (!args.empty()) {
+    e.emplace_back("command", args[0]);
+    std::string rest;
+    for (std::size_t i = 1; i < args.size(); ++i) rest += (i > 1 ? " " : "") + args[i];
+    e.emplace_back("argv", rest);
+  }
+  std::vector<char> buffer(4096);
+  if (::getcwd(buffer.data(), buffer.size()) != nullptr) e.emplace_back("wdir", buffer.data());
+  if (::gethostname(buffer.data(), buffer.size()) == 0) {
+    buffer.back() = '\0';
+    e.emplace_back("host", buffer.data());
+  }
+  return e;
+}
+
+// This process's arguments, from the kernel (MPI_INFO_ENV exists before
+// MPI_Init is given argc and argv, if it ever is).
+std::vector<std::string> own_arguments() {
+  std::string all;
+  if (const int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC); fd >= 0) {
+    char chunk[4096];
+    for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) > 0;) {
+      all.append(chunk, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+  }
+  std::vector<std::string> args;
+  for (std::size_t at = 0; at < all.size();) {
+    const std::size_t end = all.find('\0', at);
+    args.push_back(all.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return args;
+}
+
 Result<InfoEntries*> info_of(MPI_Info info, bool writable) {
-  static InfoEntries env;  // MPI_INFO_ENV
+  static InfoEntries env = launch_entries(own_arguments());  // MPI_INFO_ENV
   if (info == MPI_INFO_ENV) {
     if (writable) return Status(ErrorCode::kInvalidInfo, "MPI_INFO_ENV is read-only");
     return &env;
@@ -54,8 +100,24 @@ Result<const InfoEntries*> tagwire::mpi::info_entries(MPI_Info info) {
 extern "C" {
 
 int MPI_Info_create(MPI_Info* info) {
-  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  if (info == nullptr) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "a null info pointer"});
+  }
   *info = state().infos.add(InfoEntries{});
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
+  if (info == nullptr) {
+    return report(MPI_COMM_WORLD, __func__, {ErrorCode::kInvalidArgument, "a null info pointer"});
+  }
+  std::vector<std::string> args;
+  if (argv != nullptr) {
+    for (int i = 0; i < argc && argv[i] != nullptr; ++i) args.emplace_back(argv[i]);
+  } else {
+    args = own_arguments();
+  }
+  *info = state().infos.add(launch_entries(args));
   return MPI_SUCCESS;
 }
 

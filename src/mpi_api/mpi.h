@@ -481,6 +481,9 @@ int MPI_Free_mem(void* base);
 
 /* Info */
 int MPI_Info_create(MPI_Info* info);
+/* MPI-4.0's: how this process was started ("command", "argv", "wdir",
+ * "host"), as MPI_INFO_ENV holds it; callable before MPI_Init. */
+int MPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
 int MPI_Info_set(MPI_Info info, const char* key, const char* value);
 int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
 int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag);
@@ -1207,6 +1210,7 @@ MPI_Win PMPI_Win_f2c(MPI_Fint win);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int PMPI_Free_mem(void* base);
 int PMPI_Info_create(MPI_Info* info);
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
 int PMPI_Info_set(MPI_Info info, const char* key, const char* value);
 int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag);
