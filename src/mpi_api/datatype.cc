@@ -15,6 +15,50 @@ namespace {
 // large is a mistake (or an attack on memory), not a data layout.
 constexpr std::size_t kMaxRuns = std::size_t{1} << 22;
 
+using Run = TypeLayout::Run;
+
+// Appends `p` to `runs`, folding it into the last run where the two are
+// one: adjacent in memory (one longer run), or the next piece of the
+// last run's stride (one more repeat). Either way packed order is kept.
+void append(std::vector<Run>& runs, const Run& p) {
+  if (!runs.empty()) {
+    Run& last = runs.back();
+    const bool alike = last.basic_size == p.basic_size &&
+                       external32::converts_alike(last.basic_type, p.basic_type);
+    if (alike && last.repeat == 1 && p.repeat == 1 &&
+        last.offset + static_cast<std::ptrdiff_t>(last.length) == p.offset) {
+      last.length += p.length;
+      return;
+    }
+    if (alike && p.repeat == 1 && last.length == p.length) {
+      if (last.repeat == 1 && p.offset != last.offset) {
+        last.stride = p.offset - last.offset;
+        last.repeat = 2;
+        return;
+      }
+      if (last.repeat > 1 && p.offset == last.at(last.repeat)) {
+        ++last.repeat;
+        return;
+      }
+    }
+  }
+  runs.push_back(p);
+}
+
+// `n` copies of `old`'s one unrepeated run, an extent apart, from `base`:
+// one run, longer or repeated.
+Run copies_of(const Run& r, std::size_t n, std::ptrdiff_t extent, std::ptrdiff_t base) {
+  Run placed = r;
+  placed.offset = base + r.offset;
+  if (n > 1 && extent == static_cast<std::ptrdiff_t>(r.length)) {
+    placed.length = n * r.length;
+  } else if (n > 1) {
+    placed.repeat = n;
+    placed.stride = extent;
+  }
+  return placed;
+}
+
 }  // namespace
 
 TypeLayout TypeLayout::basic(std::size_t size, std::size_t basic_size, std::size_t alignment,
@@ -43,10 +87,12 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
       return Status(ErrorCode::kInvalidCount, "negative block length " + std::to_string(blocks[i]) +
                                                   " in entry " + std::to_string(i));
     }
-    // Copies of a one-run type back to back merge into one run (a block
-    // of 8192 MPI_BYTEs is one piece, not 8192).
-    runs +=
-        types[i]->contiguous() ? 1 : static_cast<std::size_t>(blocks[i]) * types[i]->runs_.size();
+    // Copies of a one-run type are one run (a block of 8192 MPI_BYTEs is
+    // one piece, not 8192; 8192 strided ints one repeated run).
+    const auto& old_runs = types[i]->runs_;
+    runs += old_runs.size() == 1 && old_runs[0].repeat == 1
+                ? 1
+                : static_cast<std::size_t>(blocks[i]) * old_runs.size();
     if (runs > kMaxRuns) {
       return Status(ErrorCode::kInvalidArgument,
                     "datatype would have more than " + std::to_string(kMaxRuns) + " pieces");
@@ -61,17 +107,16 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
       t.element_type_ = first_part || t.element_type_ == old.element_type_ ? old.element_type_ : 0;
       first_part = false;
     }
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::ptrdiff_t base = displacements[i] + static_cast<std::ptrdiff_t>(k) * old.extent();
-      for (const Run& r : old.runs_) {
-        Run placed{base + r.offset, r.length, r.basic_size, r.basic_type};
-        Run* last = t.runs_.empty() ? nullptr : &t.runs_.back();
-        if (last != nullptr && last->basic_size == placed.basic_size &&
-            external32::converts_alike(last->basic_type, placed.basic_type) &&
-            last->offset + static_cast<std::ptrdiff_t>(last->length) == placed.offset) {
-          last->length += placed.length;  // adjacent in memory and in order: one run
-        } else {
-          t.runs_.push_back(placed);
+    if (old.runs_.size() == 1 && old.runs_[0].repeat == 1) {
+      // One run: the n copies are one run too, without a loop over them.
+      append(t.runs_, copies_of(old.runs_[0], n, old.extent(), displacements[i]));
+    } else {
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::ptrdiff_t base =
+            displacements[i] + static_cast<std::ptrdiff_t>(k) * old.extent();
+        for (Run r : old.runs_) {
+          r.offset += base;
+          append(t.runs_, r);
         }
       }
     }
@@ -95,6 +140,49 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
   return t;
 }
 
+std::optional<TypeLayout> TypeLayout::strided(std::size_t count, std::size_t blocklength,
+                                              std::ptrdiff_t stride, const TypeLayout& old) {
+  if (count == 0 || blocklength == 0 || old.runs_.size() != 1 || old.runs_[0].repeat != 1) {
+    return std::nullopt;  // place() takes these (and bounds them as it does)
+  }
+  // One block: blocklength copies of the run; then the blocks.
+  const Run block = copies_of(old.runs_[0], blocklength, old.extent(), 0);
+  if (block.repeat != 1) return std::nullopt;  // a block of several pieces
+  TypeLayout t;
+  t.committed_ = false;
+  t.runs_.push_back(copies_of(block, count, stride, 0));
+  // The blocks' bounds as place() finds them: the first block's and the
+  // last's, the lower and the higher as the stride is positive or negative.
+  const std::ptrdiff_t block_lb =
+      old.lb_ +
+      std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(blocklength - 1) * old.extent(), 0);
+  const std::ptrdiff_t block_ub =
+      old.ub_ +
+      std::max<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(blocklength - 1) * old.extent(), 0);
+  const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(count - 1) * stride;
+  t.lb_ = block_lb + std::min<std::ptrdiff_t>(span, 0);
+  t.ub_ = block_ub + std::max<std::ptrdiff_t>(span, 0);
+  t.size_ = count * blocklength * old.size_;
+  t.basic_per_element_ = count * blocklength * old.basic_per_element_;
+  t.alignment_ = old.alignment_;
+  t.element_type_ = old.element_type_;
+  return t;
+}
+
+TypeLayout::Span TypeLayout::data_span() const {
+  Span s;
+  bool any = false;
+  for (const Run& r : runs_) {
+    const std::ptrdiff_t last = r.at(r.repeat - 1);
+    const std::ptrdiff_t lo = std::min(r.offset, last);
+    const std::ptrdiff_t hi = std::max(r.offset, last) + static_cast<std::ptrdiff_t>(r.length);
+    s.lo = any ? std::min(s.lo, lo) : lo;
+    s.hi = any ? std::max(s.hi, hi) : hi;
+    any = true;
+  }
+  return s;
+}
+
 TypeLayout TypeLayout::resized(std::ptrdiff_t lower_bound, std::ptrdiff_t extent) const {
   TypeLayout t = *this;
   t.lb_ = lower_bound;
@@ -105,7 +193,7 @@ TypeLayout TypeLayout::resized(std::ptrdiff_t lower_bound, std::ptrdiff_t extent
 
 bool TypeLayout::contiguous() const {
   if (runs_.empty()) return true;
-  return runs_.size() == 1 && runs_[0].offset == lb_ &&
+  return runs_.size() == 1 && runs_[0].repeat == 1 && runs_[0].offset == lb_ &&
          static_cast<std::ptrdiff_t>(runs_[0].length) == extent();
 }
 
@@ -114,8 +202,10 @@ void TypeLayout::pack(const void* buffer, std::size_t count, std::uint8_t* out) 
   for (std::size_t e = 0; e < count; ++e) {
     const std::uint8_t* element = base + static_cast<std::ptrdiff_t>(e) * extent();
     for (const Run& r : runs_) {
-      std::memcpy(out, element + r.offset, r.length);
-      out += r.length;
+      for (std::uint64_t k = 0; k < r.repeat; ++k) {
+        std::memcpy(out, element + r.at(k), r.length);
+        out += r.length;
+      }
     }
   }
 }
@@ -126,11 +216,13 @@ void TypeLayout::unpack(const std::uint8_t* in, std::size_t bytes, std::size_t c
   for (std::size_t e = 0; e < count && bytes > 0; ++e) {
     std::uint8_t* element = base + static_cast<std::ptrdiff_t>(e) * extent();
     for (const Run& r : runs_) {
-      const std::size_t n = std::min(r.length, bytes);
-      std::memcpy(element + r.offset, in, n);
-      in += n;
-      bytes -= n;
-      if (bytes == 0) return;
+      for (std::uint64_t k = 0; k < r.repeat; ++k) {
+        const std::size_t n = std::min(r.length, bytes);
+        std::memcpy(element + r.at(k), in, n);
+        in += n;
+        bytes -= n;
+        if (bytes == 0) return;
+      }
     }
   }
 }
@@ -140,12 +232,14 @@ std::vector<TypeLayout::Piece> TypeLayout::pieces(std::size_t count) const {
   for (std::size_t e = 0; e < count; ++e) {
     const std::ptrdiff_t element = static_cast<std::ptrdiff_t>(e) * extent();
     for (const Run& r : runs_) {
-      const std::ptrdiff_t at = element + r.offset;
-      if (!out.empty() &&
-          out.back().offset + static_cast<std::ptrdiff_t>(out.back().length) == at) {
-        out.back().length += r.length;
-      } else {
-        out.push_back({at, r.length});
+      for (std::uint64_t k = 0; k < r.repeat; ++k) {
+        const std::ptrdiff_t at = element + r.at(k);
+        if (!out.empty() &&
+            out.back().offset + static_cast<std::ptrdiff_t>(out.back().length) == at) {
+          out.back().length += r.length;
+        } else {
+          out.push_back({at, r.length});
+        }
       }
     }
   }
@@ -158,7 +252,9 @@ std::size_t TypeLayout::basic_elements(std::size_t bytes) const {
   std::size_t rest = bytes % size_;
   for (const Run& r : runs_) {
     if (rest == 0) break;
-    const std::size_t n = std::min(r.length, rest);
+    // Every piece is whole basic elements: only the last one reached may
+    // be cut short.
+    const std::size_t n = std::min<std::size_t>(r.length * r.repeat, rest);
     elements += r.basic_size == 0 ? 0 : n / r.basic_size;
     rest -= n;
   }

@@ -1,5 +1,6 @@
 // TypeLayout: where the bytes of one element of an MPI datatype lie, as a
-// list of byte runs relative to the element's start, with the element's
+// list of byte runs relative to the element's start (a run may repeat at a
+// stride: a vector of 135 M blocks is one run, not 135 M), with the element's
 // size (bytes of data), lower bound and extent (the stride between
 // consecutive elements). Every constructor (contiguous, vector, hvector,
 // indexed, struct) is one general placement of copies of older layouts, so
@@ -13,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -43,6 +45,13 @@ class TypeLayout {
     // convert alike (external32.h), so a data representation that converts
     // each type its own way knows what every byte is.
     std::int32_t basic_type;
+    // The run, `repeat` times, `stride` bytes apart (its pieces, in packed
+    // order; repeat 1 is the run alone).
+    std::uint64_t repeat = 1;
+    std::ptrdiff_t stride = 0;
+    std::ptrdiff_t at(std::uint64_t k) const {
+      return offset + static_cast<std::ptrdiff_t>(k) * stride;
+    }
   };
 
   // A predefined type: `size` bytes of `basic_size`-byte elements of the
@@ -57,6 +66,12 @@ class TypeLayout {
   static Result<TypeLayout> place(std::span<const int> blocks,
                                   std::span<const std::ptrdiff_t> displacements,
                                   std::span<const TypeLayout* const> types, bool pad_to_alignment);
+
+  // `count` blocks of `blocklength` copies of `old`, `stride` bytes apart
+  // (vector, hvector) in a few runs whatever `count` is, or nothing when
+  // the block is not one run (then place() builds it piece by piece).
+  static std::optional<TypeLayout> strided(std::size_t count, std::size_t blocklength,
+                                           std::ptrdiff_t stride, const TypeLayout& old);
 
   // The same runs with a new lower bound and extent (MPI_Type_create_resized).
   TypeLayout resized(std::ptrdiff_t lower_bound, std::ptrdiff_t extent) const;
@@ -94,6 +109,14 @@ class TypeLayout {
     std::size_t length;
   };
   std::vector<Piece> pieces(std::size_t count) const;
+
+  // The bytes the data of one element spans, from its lowest piece to
+  // the end of its highest (0, 0 without data): the true extent.
+  struct Span {
+    std::ptrdiff_t lo = 0;
+    std::ptrdiff_t hi = 0;
+  };
+  Span data_span() const;
 
   // Whole predefined elements in the first `bytes` packed bytes.
   std::size_t basic_elements(std::size_t bytes) const;

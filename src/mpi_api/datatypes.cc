@@ -1,6 +1,7 @@
 // MPI datatypes: the constructors (each one TypeLayout::place call), commit
 // and free, size / extent / count queries, and MPI_Pack / MPI_Unpack.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -82,6 +83,20 @@ int make_strided(const char* function, int count, int blocklength, std::ptrdiff_
                  MPI_Datatype oldtype, TypeConstructor made_by, MPI_Datatype* newtype) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_count(count, "count"));
   TW_MPI_TRY(MPI_COMM_WORLD, check_count(blocklength, "block length"));
+  TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
+  auto old = layout_of(oldtype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, old.status());
+  // A block of one run: a few runs, whatever count is (no list of count
+  // displacements either: a vector of 135 M blocks took 1.6 GB for them).
+  if (auto made = TypeLayout::strided(static_cast<std::size_t>(count),
+                                      static_cast<std::size_t>(blocklength), stride, **old)) {
+    if (newtype == nullptr) {
+      return report(MPI_COMM_WORLD, function, {ErrorCode::kInvalidArgument, "null newtype"});
+    }
+    made->set_constructor(std::move(made_by));
+    *newtype = state().types.add(std::make_shared<TypeLayout>(std::move(*made)));
+    return MPI_SUCCESS;
+  }
   std::vector<int> blocks(static_cast<std::size_t>(count), blocklength);
   std::vector<std::ptrdiff_t> displacements(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) displacements[static_cast<std::size_t>(i)] = i * stride;
@@ -101,7 +116,8 @@ extern "C" {
 int MPI_Type_size(MPI_Datatype datatype, int* size) {
   auto s = type_size(datatype);
   TW_MPI_TRY(MPI_COMM_WORLD, s.status());
-  *size = static_cast<int>(*s);
+  // Past an int: MPI_UNDEFINED, and MPI_Type_size_x has the figure.
+  *size = *s > static_cast<std::size_t>(INT_MAX) ? MPI_UNDEFINED : static_cast<int>(*s);
   return MPI_SUCCESS;
 }
 
@@ -133,15 +149,9 @@ int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* exten
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
   auto layout = layout_of(datatype, false);
   TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
-  const auto& runs = (*layout)->runs();
-  std::ptrdiff_t lo = 0, hi = 0;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const std::ptrdiff_t end = runs[i].offset + static_cast<std::ptrdiff_t>(runs[i].length);
-    lo = i == 0 ? runs[i].offset : std::min(lo, runs[i].offset);
-    hi = i == 0 ? end : std::max(hi, end);
-  }
-  *true_lb = lo;
-  *true_extent = hi - lo;
+  const TypeLayout::Span span = (*layout)->data_span();
+  *true_lb = span.lo;
+  *true_extent = span.hi - span.lo;
   return MPI_SUCCESS;
 }
 

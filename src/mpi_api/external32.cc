@@ -236,7 +236,7 @@ bool converts_alike(int a, int b) {
 std::size_t packed_size(const TypeLayout& layout, std::size_t count) {
   std::size_t per_element = 0;
   for (const TypeLayout::Run& run : layout.runs()) {
-    per_element += run.length / run.basic_size * size_of(run.basic_type);
+    per_element += run.repeat * (run.length / run.basic_size) * size_of(run.basic_type);
   }
   return per_element * count;
 }
@@ -248,8 +248,10 @@ Status pack(const TypeLayout& layout, const void* buffer, std::size_t count, std
     for (const TypeLayout::Run& run : layout.runs()) {
       const Rule r = rule_of(run.basic_type);
       const std::size_t n = run.length / run.basic_size;
-      if (Status s = encode(r, element + run.offset, n, out); !s) return s;
-      out += n * r.external;
+      for (std::uint64_t k = 0; k < run.repeat; ++k) {
+        if (Status s = encode(r, element + run.at(k), n, out); !s) return s;
+        out += n * r.external;
+      }
     }
   }
   return {};
@@ -262,8 +264,10 @@ void unpack(const TypeLayout& layout, const std::uint8_t* in, std::size_t count,
     for (const TypeLayout::Run& run : layout.runs()) {
       const Rule r = rule_of(run.basic_type);
       const std::size_t n = run.length / run.basic_size;
-      decode(r, in, n, element + run.offset);
-      in += n * r.external;
+      for (std::uint64_t k = 0; k < run.repeat; ++k) {
+        decode(r, in, n, element + run.at(k));
+        in += n * r.external;
+      }
     }
   }
 }

@@ -23,15 +23,8 @@ bool is_pair(MPI_Datatype t) {
 class LaidOut {
  public:
   LaidOut(const TypeLayout& layout, std::size_t count) {
-    std::ptrdiff_t lo = 0;
-    std::ptrdiff_t hi = 0;
-    bool any = false;
-    for (const TypeLayout::Run& run : layout.runs()) {
-      lo = any ? std::min(lo, run.offset) : run.offset;
-      hi = any ? std::max(hi, run.offset + static_cast<std::ptrdiff_t>(run.length))
-               : run.offset + static_cast<std::ptrdiff_t>(run.length);
-      any = true;
-    }
+    const bool any = !layout.runs().empty();
+    auto [lo, hi] = layout.data_span();
     const std::ptrdiff_t last =
         count == 0 ? 0 : static_cast<std::ptrdiff_t>(count - 1) * layout.extent();
     lo += std::min<std::ptrdiff_t>(last, 0);

@@ -210,10 +210,56 @@ static void counts_and_errors(void) {
   CHECK(MPI_Aint_diff(second, first) == (MPI_Aint)sizeof(double));
   CHECK(MPI_Aint_add(first, (MPI_Aint)sizeof(double)) == second);
   CHECK(MPI_Aint_add(second, -(MPI_Aint)sizeof(double)) == first);
-  /* A layout of more than 2^22 pieces is refused; blocks of many bytes
-   * are one piece each (MPICH's put_base: 1024 blocks of 8192 bytes). */
-  MPI_Datatype huge, rows;
-  CHECK(tw_class(MPI_Type_vector(5000000, 1, 2, MPI_INT, &huge)) == MPI_ERR_ARG);
+  /* A layout of more than 2^22 runs is refused; blocks of many bytes
+   * are one piece each (MPICH's put_base: 1024 blocks of 8192 bytes), and
+   * a vector of one-run blocks is one run whatever its count (MPICH's
+   * large_vec: 135 M blocks), packed and unpacked piece by piece. */
+  MPI_Datatype huge, rows, two_runs, too_many;
+  struct {
+    int i;
+    double d;
+  } mixed_pair;
+  int pair_lengths[2] = {1, 1};
+  MPI_Aint pair_at[2] = {0, (MPI_Aint)((char*)&mixed_pair.d - (char*)&mixed_pair)};
+  MPI_Datatype pair_types[2] = {MPI_INT, MPI_DOUBLE};
+  MPI_Type_create_struct(2, pair_lengths, pair_at, pair_types, &two_runs);
+  CHECK(tw_class(MPI_Type_contiguous(3000000, two_runs, &too_many)) == MPI_ERR_ARG);
+  MPI_Type_free(&two_runs);
+  enum { kHuge = 5000000 };
+  CHECK(MPI_Type_vector(kHuge, 1, 2, MPI_INT, &huge) == MPI_SUCCESS);
+  CHECK(MPI_Type_commit(&huge) == MPI_SUCCESS);
+  int huge_size = 0;
+  MPI_Aint huge_lb = -1, huge_extent = 0, true_lb = -1, true_extent = 0;
+  MPI_Type_size(huge, &huge_size);
+  MPI_Type_get_extent(huge, &huge_lb, &huge_extent);
+  MPI_Type_get_true_extent(huge, &true_lb, &true_extent);
+  CHECK(huge_size == 4 * kHuge && huge_lb == 0 && true_lb == 0);
+  CHECK(huge_extent == (MPI_Aint)(2 * kHuge - 1) * 4 && true_extent == huge_extent);
+  int* wide = malloc(sizeof(int) * 2 * kHuge);
+  int* dense = malloc(sizeof(int) * kHuge);
+  for (int k = 0; k < 2 * kHuge; ++k) wide[k] = k;
+  int at = 0;
+  CHECK(MPI_Pack(wide, 1, huge, dense, 4 * kHuge, &at, MPI_COMM_WORLD) == MPI_SUCCESS);
+  int every_other = at == 4 * kHuge;
+  for (int k = 0; k < kHuge; ++k) every_other &= dense[k] == 2 * k;
+  CHECK(every_other);
+  for (int k = 0; k < 2 * kHuge; ++k) wide[k] = -1;
+  at = 0;
+  CHECK(MPI_Unpack(dense, 4 * kHuge, &at, wide, 1, huge, MPI_COMM_WORLD) == MPI_SUCCESS);
+  int back = 1;
+  for (int k = 0; k < 2 * kHuge; ++k) back &= wide[k] == (k % 2 == 0 ? k : -1);
+  CHECK(back);
+  free(wide);
+  free(dense);
+  /* Past an int of bytes (1 G blocks of 16): no memory for its pieces,
+   * and MPI_Type_size says MPI_UNDEFINED where _x has the figure. */
+  MPI_Datatype giant;
+  MPI_Count giant_size = 0;
+  CHECK(MPI_Type_vector(1 << 30, 4, 8, MPI_INT, &giant) == MPI_SUCCESS);
+  CHECK(MPI_Type_size(giant, &huge_size) == MPI_SUCCESS && huge_size == MPI_UNDEFINED);
+  CHECK(MPI_Type_size_x(giant, &giant_size) == MPI_SUCCESS && giant_size == (MPI_Count)16 << 30);
+  MPI_Type_free(&giant);
+  MPI_Type_free(&huge);
   CHECK(MPI_Type_vector(1024, 8192, 16384, MPI_BYTE, &rows) == MPI_SUCCESS);
   CHECK(MPI_Type_commit(&rows) == MPI_SUCCESS);
   int rows_size = 0;
