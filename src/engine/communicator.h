@@ -18,9 +18,14 @@
 
 namespace tagwire::engine {
 
-// Context ids reserved after each communicator's own for its nonblocking
-// duplicates (MPI_Comm_idup), so that those need no agreement.
+// Context ids reserved after each agreed communicator's own: kIdupBlock for
+// its nonblocking duplicates (MPI_Comm_idup), and kIdupBlock more for each
+// of those duplicates' own, so that an idup of an idup needs no agreement
+// either. (MPICH's idup_with_info idups two idup'd communicators in
+// opposite orders on odd and even ranks: an agreement there deadlocks.)
+// Deeper than that, an idup agrees as MPI_Comm_dup does.
 inline constexpr std::uint32_t kIdupBlock = 7;
+inline constexpr std::uint32_t kIdupReserve = kIdupBlock * (1 + kIdupBlock);
 
 class Communicator {
  public:
@@ -43,17 +48,26 @@ class Communicator {
   const std::vector<int>& world_ranks() const { return world_ranks_; }
 
   // MPI_Comm_idup without communication: a communicator made by an
-  // agreement owns the kIdupBlock ids after its own (every member's
-  // agreement reserved them), handed out in order. MPI has all members call
-  // collectives on a communicator in the same order, so each member hands
-  // out the same id to the same idup. Nothing once the block is used up.
-  void set_idup_block(std::uint32_t first) {
-    idup_next_ = first;
+  // agreement owns the kIdupReserve ids after its own (every member's
+  // agreement reserved them): its duplicates' ids, handed out in order,
+  // then a block for each duplicate's own (`nested`). MPI has all members
+  // call collectives on a communicator in the same order, so each member
+  // hands out the same id to the same idup. Nothing once the block is used
+  // up.
+  void set_idup_block(std::uint32_t first, bool nested) {
+    idup_first_ = idup_next_ = first;
     idup_end_ = first + kIdupBlock;
+    nested_first_ = nested ? idup_end_ : 0;
   }
-  std::optional<std::uint32_t> take_idup_id() {
+  struct IdupIds {
+    std::uint32_t id;
+    std::optional<std::uint32_t> block;  // the duplicate's own idup block
+  };
+  std::optional<IdupIds> take_idup_id() {
     if (idup_next_ == idup_end_) return std::nullopt;
-    return idup_next_++;
+    const std::uint32_t id = idup_next_++;
+    if (nested_first_ == 0) return IdupIds{id, std::nullopt};
+    return IdupIds{id, nested_first_ + kIdupBlock * (id - idup_first_)};
   }
 
   bool inter() const { return !remote_world_ranks_.empty(); }
@@ -73,7 +87,8 @@ class Communicator {
   std::vector<int> world_ranks_;
   int rank_;
   std::vector<int> remote_world_ranks_;  // empty: an intracommunicator
-  std::uint32_t idup_next_ = 0, idup_end_ = 0;
+  std::uint32_t idup_first_ = 0, idup_next_ = 0, idup_end_ = 0;
+  std::uint32_t nested_first_ = 0;  // 0: the duplicates get no block
 };
 
 }  // namespace tagwire::engine

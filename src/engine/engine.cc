@@ -218,9 +218,9 @@ Status Engine::start_up() {
   for (int r = 0; r < size; ++r) everyone[static_cast<std::size_t>(r)] = r;
   world_ = std::make_unique<Communicator>(0, std::move(everyone), rank);
   self_ = std::make_unique<Communicator>(1, std::vector<int>{rank}, 0);
-  world_->set_idup_block(2);
-  self_->set_idup_block(2 + kIdupBlock);
-  next_context_id_ = 2 + 2 * kIdupBlock;
+  world_->set_idup_block(2, true);
+  self_->set_idup_block(2 + kIdupReserve, true);
+  next_context_id_ = 2 + 2 * kIdupReserve;
 
   // Spin or yield (idle_backoff.h): on one host with more ranks than
   // cores, or with ranks the launcher did not bind (two may share a core),
@@ -1443,7 +1443,7 @@ Result<std::uint32_t> Engine::agree_context_id(Communicator* comm, int tag) {
     agreed = std::max(agreed, v);
   }
   std::lock_guard lock(mutex_);
-  next_context_id_ = agreed + 1 + kIdupBlock;  // and the new communicator's idup block
+  next_context_id_ = agreed + 1 + kIdupReserve;  // and the new communicator's idup ids
   return agreed;
 }
 
@@ -1457,18 +1457,19 @@ Result<Communicator*> Engine::comm_dup(Communicator* comm) {
 
 Result<Communicator*> Engine::comm_idup(Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  std::optional<std::uint32_t> id;
+  std::optional<Communicator::IdupIds> ids;
   {
     std::lock_guard lock(mutex_);
-    id = comm->take_idup_id();
+    ids = comm->take_idup_id();
   }
   // The block used up: an agreement like MPI_Comm_dup's (it waits for the
   // other members to call it too).
-  if (!id) return comm_dup(comm);
+  if (!ids) return comm_dup(comm);
   // The same groups (no remote group: an intracommunicator again).
-  return adopt(std::make_unique<Communicator>(*id, comm->world_ranks(), comm->rank(),
-                                              comm->remote_world_ranks()),
-               false);
+  auto dup = std::make_unique<Communicator>(ids->id, comm->world_ranks(), comm->rank(),
+                                            comm->remote_world_ranks());
+  if (ids->block) dup->set_idup_block(*ids->block, false);
+  return adopt(std::move(dup), false);
 }
 
 Result<Communicator*> Engine::comm_split(Communicator* comm, int color, int key) {

@@ -33,10 +33,10 @@ std::vector<int> Engine::both_groups(const Communicator& inter) {
 }
 
 Communicator* Engine::adopt(std::unique_ptr<Communicator> comm, bool agreed) {
-  // The ids after an agreed one are its communicator's idup block
+  // The ids after an agreed one are its communicator's idup ids
   // (agree_context_id reserved them). An idup's own id lies in its
-  // parent's block: it has none of its own (its idups agree, as dup does).
-  if (agreed) comm->set_idup_block(comm->id() + 1);
+  // parent's block, and its own block, if any, was set from there.
+  if (agreed) comm->set_idup_block(comm->id() + 1, true);
   std::lock_guard lock(mutex_);
   comms_.push_back(std::move(comm));
   return comms_.back().get();

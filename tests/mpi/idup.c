@@ -1,8 +1,9 @@
 /* MPI_Comm_idup: a duplicate that needs nothing from the other members to
  * exist, so that a program may idup, then talk, then wait -- in orders that
  * would deadlock a blocking dup. Also: isolation from the parent, many
- * idups of one communicator (past its reserved block), idup of an idup, of
- * a dup, of an intercommunicator, and attributes copied. */
+ * idups of one communicator (past its reserved block), idup of an idup (two
+ * of them, in opposite orders on odd and even ranks), of a dup, of an
+ * intercommunicator, and attributes copied. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -104,6 +105,37 @@ int main(int argc, char** argv) {
   CHECK(MPI_Comm_idup(dup, &dup_child, &req) == MPI_SUCCESS);
   CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   check_whole(dup_child);
+
+  /* Idups of two idup'd communicators, in opposite orders on odd and even
+   * ranks (MPICH's idup_with_info): neither may wait for the others. */
+  MPI_Comm e1, e2, f1, f2;
+  MPI_Request pair[2];
+  MPI_Comm_idup(MPI_COMM_WORLD, &e1, &pair[0]);
+  MPI_Comm_idup(MPI_COMM_WORLD, &e2, &pair[1]);
+  CHECK(MPI_Waitall(2, pair, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  if (rank % 2 == 0) {
+    CHECK(MPI_Comm_idup(e1, &f1, &pair[0]) == MPI_SUCCESS);
+    CHECK(MPI_Comm_idup(e2, &f2, &pair[1]) == MPI_SUCCESS);
+  } else {
+    CHECK(MPI_Comm_idup(e2, &f2, &pair[0]) == MPI_SUCCESS);
+    CHECK(MPI_Comm_idup(e1, &f1, &pair[1]) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Waitall(2, pair, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  check_whole(f1);
+  check_whole(f2);
+  /* Each its own: the same tag on both, received in the other order. */
+  int x = 10 + rank, y = 20 + rank, rx = -1, ry = -1;
+  MPI_Request four[4];
+  MPI_Irecv(&ry, 1, MPI_INT, prev, 5, f2, &four[0]);
+  MPI_Irecv(&rx, 1, MPI_INT, prev, 5, f1, &four[1]);
+  MPI_Isend(&x, 1, MPI_INT, next, 5, f1, &four[2]);
+  MPI_Isend(&y, 1, MPI_INT, next, 5, f2, &four[3]);
+  CHECK(MPI_Waitall(4, four, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  CHECK(rx == 10 + prev && ry == 20 + prev);
+  MPI_Comm_free(&f1);
+  MPI_Comm_free(&f2);
+  MPI_Comm_free(&e1);
+  MPI_Comm_free(&e2);
 
   /* An intercommunicator's idup is an intercommunicator. */
   if (size >= 2) {
