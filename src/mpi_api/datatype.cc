@@ -193,8 +193,19 @@ TypeLayout TypeLayout::resized(std::ptrdiff_t lower_bound, std::ptrdiff_t extent
 
 bool TypeLayout::contiguous() const {
   if (runs_.empty()) return true;
-  return runs_.size() == 1 && runs_[0].repeat == 1 && runs_[0].offset == lb_ &&
-         static_cast<std::ptrdiff_t>(runs_[0].length) == extent();
+  if (runs_.size() == 1) {
+    return runs_[0].repeat == 1 && runs_[0].offset == lb_ &&
+           static_cast<std::ptrdiff_t>(runs_[0].length) == extent();
+  }
+  // Runs of types that convert differently stay apart (a long beside a
+  // double), yet back to back they are one block all the same: sent in
+  // place, not packed.
+  std::ptrdiff_t at = lb_;
+  for (const Run& r : runs_) {
+    if (r.repeat != 1 || r.offset != at) return false;
+    at += static_cast<std::ptrdiff_t>(r.length);
+  }
+  return at - lb_ == extent();
 }
 
 void TypeLayout::pack(const void* buffer, std::size_t count, std::uint8_t* out) const {
