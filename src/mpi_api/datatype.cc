@@ -213,8 +213,9 @@ void TypeLayout::pack(const void* buffer, std::size_t count, std::uint8_t* out) 
   for (std::size_t e = 0; e < count; ++e) {
     const std::uint8_t* element = base + static_cast<std::ptrdiff_t>(e) * extent();
     for (const Run& r : runs_) {
-      for (std::uint64_t k = 0; k < r.repeat; ++k) {
-        std::memcpy(out, element + r.at(k), r.length);
+      const std::uint8_t* from = element + r.offset;
+      for (std::uint64_t k = 0; k < r.repeat; ++k, from += r.stride) {
+        std::memcpy(out, from, r.length);
         out += r.length;
       }
     }
@@ -227,9 +228,10 @@ void TypeLayout::unpack(const std::uint8_t* in, std::size_t bytes, std::size_t c
   for (std::size_t e = 0; e < count && bytes > 0; ++e) {
     std::uint8_t* element = base + static_cast<std::ptrdiff_t>(e) * extent();
     for (const Run& r : runs_) {
-      for (std::uint64_t k = 0; k < r.repeat; ++k) {
+      std::uint8_t* to = element + r.offset;
+      for (std::uint64_t k = 0; k < r.repeat; ++k, to += r.stride) {
         const std::size_t n = std::min(r.length, bytes);
-        std::memcpy(element + r.at(k), in, n);
+        std::memcpy(to, in, n);
         in += n;
         bytes -= n;
         if (bytes == 0) return;
