@@ -45,6 +45,16 @@ void append(std::vector<Run>& runs, const Run& p) {
   runs.push_back(p);
 }
 
+// The bounds of `n` copies, `step` bytes apart from `at`, of something
+// bounded by [lb, ub): the lowest lower bound and the highest upper bound
+// among them, the last copy's or the first's as the step is positive or
+// negative (MPI_Type_create_resized allows either).
+TypeLayout::Span copies_bounds(std::ptrdiff_t lb, std::ptrdiff_t ub, std::size_t n,
+                               std::ptrdiff_t step, std::ptrdiff_t at) {
+  const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(n - 1) * step;
+  return {at + lb + std::min<std::ptrdiff_t>(span, 0), at + ub + std::max<std::ptrdiff_t>(span, 0)};
+}
+
 // `n` copies of `old`'s one unrepeated run, an extent apart, from `base`:
 // one run, longer or repeated.
 Run copies_of(const Run& r, std::size_t n, std::ptrdiff_t extent, std::ptrdiff_t base) {
@@ -120,14 +130,9 @@ Result<TypeLayout> TypeLayout::place(std::span<const int> blocks,
         }
       }
     }
-    // The copies' bounds: the lowest lower bound and the highest upper
-    // bound among them, the last copy's or the first's as the old extent
-    // is positive or negative (MPI_Type_create_resized allows either).
-    const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(n - 1) * old.extent();
-    const std::ptrdiff_t lo = displacements[i] + old.lb_ + std::min<std::ptrdiff_t>(span, 0);
-    const std::ptrdiff_t hi = displacements[i] + old.ub_ + std::max<std::ptrdiff_t>(span, 0);
-    t.lb_ = bounded ? std::min(t.lb_, lo) : lo;
-    t.ub_ = bounded ? std::max(t.ub_, hi) : hi;
+    const Span copies = copies_bounds(old.lb_, old.ub_, n, old.extent(), displacements[i]);
+    t.lb_ = bounded ? std::min(t.lb_, copies.lo) : copies.lo;
+    t.ub_ = bounded ? std::max(t.ub_, copies.hi) : copies.hi;
     bounded = true;
     t.size_ += n * old.size_;
     t.basic_per_element_ += n * old.basic_per_element_;
@@ -151,17 +156,11 @@ std::optional<TypeLayout> TypeLayout::strided(std::size_t count, std::size_t blo
   TypeLayout t;
   t.committed_ = false;
   t.runs_.push_back(copies_of(block, count, stride, 0));
-  // The blocks' bounds as place() finds them: the first block's and the
-  // last's, the lower and the higher as the stride is positive or negative.
-  const std::ptrdiff_t block_lb =
-      old.lb_ +
-      std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(blocklength - 1) * old.extent(), 0);
-  const std::ptrdiff_t block_ub =
-      old.ub_ +
-      std::max<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(blocklength - 1) * old.extent(), 0);
-  const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(count - 1) * stride;
-  t.lb_ = block_lb + std::min<std::ptrdiff_t>(span, 0);
-  t.ub_ = block_ub + std::max<std::ptrdiff_t>(span, 0);
+  // The bounds place() would find: one block's, then the blocks'.
+  const Span one = copies_bounds(old.lb_, old.ub_, blocklength, old.extent(), 0);
+  const Span all = copies_bounds(one.lo, one.hi, count, stride, 0);
+  t.lb_ = all.lo;
+  t.ub_ = all.hi;
   t.size_ = count * blocklength * old.size_;
   t.basic_per_element_ = count * blocklength * old.basic_per_element_;
   t.alignment_ = old.alignment_;
