@@ -765,14 +765,7 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
              int* position, MPI_Comm comm) {
   auto bytes = bytes_of(incount, datatype);
   TW_MPI_TRY(comm, bytes.status());
-  if (*position < 0 || outsize < 0 ||
-      *bytes > static_cast<std::size_t>(outsize) - static_cast<std::size_t>(*position) ||
-      *position > outsize) {
-    return report(comm, __func__,
-                  {ErrorCode::kTruncate,
-                   "MPI_Pack: " + std::to_string(*bytes) + " bytes do not fit at position " +
-                       std::to_string(*position) + " of a buffer of " + std::to_string(outsize)});
-  }
+  TW_MPI_TRY(comm, check_pack_room("MPI_Pack", true, *bytes, *position, outsize));
   (*layout_of(datatype))
       ->pack(inbuf, static_cast<std::size_t>(incount),
              static_cast<std::uint8_t*>(outbuf) + *position);
@@ -784,13 +777,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int o
                MPI_Datatype datatype, MPI_Comm comm) {
   auto bytes = bytes_of(outcount, datatype);
   TW_MPI_TRY(comm, bytes.status());
-  if (*position < 0 || insize < 0 || *position > insize ||
-      *bytes > static_cast<std::size_t>(insize - *position)) {
-    return report(comm, __func__,
-                  {ErrorCode::kTruncate,
-                   "MPI_Unpack: " + std::to_string(*bytes) + " bytes wanted at position " +
-                       std::to_string(*position) + " of a buffer of " + std::to_string(insize)});
-  }
+  TW_MPI_TRY(comm, check_pack_room("MPI_Unpack", false, *bytes, *position, insize));
   (*layout_of(datatype))
       ->unpack(static_cast<const std::uint8_t*>(inbuf) + *position, *bytes,
                static_cast<std::size_t>(outcount), outbuf);

@@ -47,14 +47,7 @@ int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_
   auto layout = checked_layout(datarep, incount, datatype);
   TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
   const std::size_t bytes = external32::packed_size(**layout, static_cast<std::size_t>(incount));
-  if (*position < 0 || outsize < 0 || *position > outsize ||
-      bytes > static_cast<std::size_t>(outsize - *position)) {
-    return report(
-        MPI_COMM_WORLD, __func__,
-        {ErrorCode::kTruncate, "MPI_Pack_external: " + std::to_string(bytes) +
-                                   " bytes do not fit at position " + std::to_string(*position) +
-                                   " of a buffer of " + std::to_string(outsize)});
-  }
+  TW_MPI_TRY(MPI_COMM_WORLD, check_pack_room("MPI_Pack_external", true, bytes, *position, outsize));
   // On a value external32 cannot hold the position stays where it was.
   TW_MPI_TRY(MPI_COMM_WORLD, external32::pack(**layout, inbuf, static_cast<std::size_t>(incount),
                                               static_cast<std::uint8_t*>(outbuf) + *position));
@@ -67,13 +60,8 @@ int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize
   auto layout = checked_layout(datarep, outcount, datatype);
   TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
   const std::size_t bytes = external32::packed_size(**layout, static_cast<std::size_t>(outcount));
-  if (*position < 0 || insize < 0 || *position > insize ||
-      bytes > static_cast<std::size_t>(insize - *position)) {
-    return report(MPI_COMM_WORLD, __func__,
-                  {ErrorCode::kTruncate,
-                   "MPI_Unpack_external: " + std::to_string(bytes) + " bytes wanted at position " +
-                       std::to_string(*position) + " of a buffer of " + std::to_string(insize)});
-  }
+  TW_MPI_TRY(MPI_COMM_WORLD,
+             check_pack_room("MPI_Unpack_external", false, bytes, *position, insize));
   external32::unpack(**layout, static_cast<const std::uint8_t*>(inbuf) + *position,
                      static_cast<std::size_t>(outcount), outbuf);
   *position += static_cast<MPI_Aint>(bytes);

@@ -308,4 +308,16 @@ Result<std::size_t> bytes_of(int count, MPI_Datatype datatype) {
   return static_cast<std::size_t>(count) * size;
 }
 
+Status check_pack_room(const char* call, bool packing, std::size_t bytes, std::int64_t position,
+                       std::int64_t size) {
+  if (position >= 0 && size >= 0 && position <= size &&
+      bytes <= static_cast<std::uint64_t>(size - position)) {
+    return Status::ok();
+  }
+  return Status(ErrorCode::kTruncate, std::string(call) + ": " + std::to_string(bytes) +
+                                          (packing ? " bytes do not fit" : " bytes wanted") +
+                                          " at position " + std::to_string(position) +
+                                          " of a buffer of " + std::to_string(size));
+}
+
 }  // namespace tagwire::mpi

@@ -347,6 +347,10 @@ Result<const TypeLayout*> layout_of(MPI_Datatype datatype, bool need_commit = tr
 // Packed bytes of `count` elements (the committed type's size times count).
 Result<std::size_t> bytes_of(int count, MPI_Datatype datatype);
 Result<std::size_t> type_size(MPI_Datatype datatype);
+// MPI_Pack / MPI_Unpack and their external32 forms (`call`): whether
+// `bytes` fit at `position` of a `size`-byte buffer (kTruncate if not).
+Status check_pack_room(const char* call, bool packing, std::size_t bytes, std::int64_t position,
+                       std::int64_t size);
 
 // Inline: every completed request with a status passes here. MPI_ERROR
 // is set for a failed operation only: on success it keeps what the
