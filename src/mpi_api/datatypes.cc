@@ -56,7 +56,6 @@ int make_type(const char* function, std::span<const int> blocks,
   if (newtype == nullptr) {
     return report(MPI_COMM_WORLD, function, {ErrorCode::kInvalidArgument, "null newtype"});
   }
-  std::vector<std::shared_ptr<const TypeLayout>> keep;  // a freed old type stays valid here
   std::vector<const TypeLayout*> layouts;
   for (MPI_Datatype t : types) {
     auto layout = layout_of(t, false);
@@ -565,12 +564,13 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
 
 int MPI_Type_free(MPI_Datatype* datatype) {
   TW_MPI_TRY(MPI_COMM_WORLD, check_initialized());
-  if (auto* derived = state().types.find(*datatype); derived != nullptr && is_f90_type(**derived)) {
+  auto* derived = state().types.find(*datatype);
+  if (derived != nullptr && is_f90_type(**derived)) {
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidType,
                    "a type from MPI_Type_create_f90_* is predefined and cannot be freed"});
   }
-  if (state().types.find(*datatype) == nullptr) {
+  if (derived == nullptr) {
     return report(
         MPI_COMM_WORLD, __func__,
         {ErrorCode::kInvalidType, *datatype > MPI_DATATYPE_NULL && *datatype < kFirstDerivedType

@@ -32,7 +32,7 @@ static_assert(std::size(kFortranAsC) == MPI_COMPLEX16 - MPI_CHARACTER + 1);
 
 // The predefined type whose arithmetic and representation `type` has:
 // itself, but for Fortran's named types (their C equivalent).
-inline int c_equivalent(int type) {
+constexpr int c_equivalent(int type) {
   return type >= MPI_CHARACTER && type <= MPI_COMPLEX16 ? detail::kFortranAsC[type - MPI_CHARACTER]
                                                         : type;
 }

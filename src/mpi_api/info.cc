@@ -59,8 +59,9 @@ std::vector<std::string> own_arguments() {
 }
 
 Result<InfoEntries*> info_of(MPI_Info info, bool writable) {
-  static InfoEntries env = launch_entries(own_arguments());  // MPI_INFO_ENV
   if (info == MPI_INFO_ENV) {
+    // Read from the system on first use of MPI_INFO_ENV itself, not of any info.
+    static InfoEntries env = launch_entries(own_arguments());
     if (writable) return Status(ErrorCode::kInvalidInfo, "MPI_INFO_ENV is read-only");
     return &env;
   }

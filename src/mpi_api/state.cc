@@ -98,12 +98,10 @@ const std::vector<TypeLayout>& predefined_layouts() {
     // Fortran's: their C equivalent's layout (its runs say what the
     // bytes are), combined as that type is.
     for (int t = MPI_CHARACTER; t <= MPI_COMPLEX16; ++t) v.push_back(v[c_equivalent(t)]);
-    // MPI_PACKED is no element a reduction can combine.
-    for (int t = MPI_CHAR; t < MPI_CHARACTER; ++t) {
-      if (t != MPI_PACKED) v[static_cast<std::size_t>(t)].set_element_type(t);
-    }
-    for (int t = MPI_CHARACTER; t <= MPI_COMPLEX16; ++t) {
-      v[static_cast<std::size_t>(t)].set_element_type(c_equivalent(t));
+    // MPI_PACKED is no element a reduction can combine; Fortran's types
+    // combine as their C equivalent.
+    for (int t = MPI_CHAR; t <= MPI_COMPLEX16; ++t) {
+      if (t != MPI_PACKED) v[static_cast<std::size_t>(t)].set_element_type(c_equivalent(t));
     }
     return v;
   }();

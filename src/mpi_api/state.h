@@ -323,6 +323,14 @@ inline constexpr std::size_t kTypeSizes[] = {
     1, 2, 4, 8,            // MPI_INTEGER1 .. MPI_INTEGER8
     4, 8, 8, 16,           // MPI_REAL4, MPI_REAL8, MPI_COMPLEX8, MPI_COMPLEX16
 };
+// Written out above for the table's sake, and held to their C types'.
+constexpr bool fortran_sizes_are_c_sizes() {
+  for (int t = MPI_CHARACTER; t <= MPI_COMPLEX16; ++t) {
+    if (kTypeSizes[t] != kTypeSizes[c_equivalent(t)]) return false;
+  }
+  return true;
+}
+static_assert(fortran_sizes_are_c_sizes(), "a Fortran type's size is its C equivalent's");
 
 }  // namespace detail
 
