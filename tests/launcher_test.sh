@@ -26,6 +26,9 @@ source "$(dirname "$0")/check.sh"
 "$run" -n 3 -- sh -c '[ "$TAGWIRE_BOOT_RANK" = 2 ] && exit 7; sleep 30'; check "first failure's status" 7 $?
 "$run" -n 2 -- sh -c 'kill -SEGV $$'; check "signal death is 128+signal" 139 $?
 "$run" -n 2 --timeout 0.5 -- sleep 30; check "timeout" 124 $?
+MPIEXEC_TIMEOUT=0.5 "$run" -n 2 -- sleep 30 2>/dev/null; check "MPIEXEC_TIMEOUT" 124 $?
+MPIEXEC_TIMEOUT=0.5 "$run" -n 1 --timeout 30 -- sleep 1; check "--timeout over MPIEXEC_TIMEOUT" 0 $?
+MPIEXEC_TIMEOUT=soon "$run" -n 1 -- true 2>/dev/null; check "MPIEXEC_TIMEOUT not seconds" 2 $?
 "$run" -n 1 -- /nonexistent/program 2>/dev/null; check "missing program" 127 $?
 "$run" 2>/dev/null; check "usage error" 2 $?
 

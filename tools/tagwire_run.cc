@@ -65,7 +65,8 @@ void usage(FILE* out) {
                "  -n, --np N          number of ranks (1..4096)\n"
                "  --timeout SECONDS   stop the job after this long (exit status 124); each\n"
                "                      rank first prints its pending operations (SIGUSR1,\n"
-               "                      which also does it at any time: kill -USR1 PID)\n"
+               "                      which also does it at any time: kill -USR1 PID);\n"
+               "                      without it, MPIEXEC_TIMEOUT's seconds if set\n"
                "  --tag-output        prefix every output line with [rank]\n"
                "  --bind-to core|none  core (default): rank i runs on the i-th CPU this\n"
                "                      launcher may use (modulo their number), as Open MPI\n"
@@ -101,6 +102,16 @@ bool refuse(const std::string& why) {
 }
 
 bool parse_options(int argc, char** argv, Options* o) {
+  // MPIEXEC_TIMEOUT: the job's time limit where --timeout does not give
+  // one, as MPICH's mpiexec and Open MPI's mpirun read it (test harnesses
+  // such as MPICH's runtests set it for every run).
+  if (const char* v = std::getenv("MPIEXEC_TIMEOUT"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    o->timeout_seconds = std::strtod(v, &end);
+    if (*end != '\0' || o->timeout_seconds <= 0) {
+      return refuse("MPIEXEC_TIMEOUT wants seconds above zero, not '" + std::string(v) + "'");
+    }
+  }
   int i = 1;
   for (; i < argc; ++i) {
     std::string a = argv[i];

@@ -258,19 +258,23 @@ std::vector<TypeLayout::Piece> TypeLayout::pieces(std::size_t count) const {
   return out;
 }
 
-std::size_t TypeLayout::basic_elements(std::size_t bytes) const {
-  if (size_ == 0) return 0;
-  std::size_t elements = bytes / size_ * basic_per_element_;
+TypeLayout::BasicCount TypeLayout::count_basic(std::size_t bytes) const {
+  BasicCount c;
+  if (size_ == 0) return c;
+  c.whole = bytes / size_ * basic_per_element_;
   std::size_t rest = bytes % size_;
   for (const Run& r : runs_) {
     if (rest == 0) break;
     // Every piece is whole basic elements: only the last one reached may
     // be cut short.
     const std::size_t n = std::min<std::size_t>(r.length * r.repeat, rest);
-    elements += r.basic_size == 0 ? 0 : n / r.basic_size;
+    if (r.basic_size != 0) {
+      c.whole += n / r.basic_size;
+      c.cut = n % r.basic_size;
+    }
     rest -= n;
   }
-  return elements;
+  return c;
 }
 
 }  // namespace tagwire::mpi

@@ -119,7 +119,10 @@ class TypeLayout {
   Span data_span() const;
 
   // Whole predefined elements in the first `bytes` packed bytes.
-  std::size_t basic_elements(std::size_t bytes) const;
+  std::size_t basic_elements(std::size_t bytes) const { return count_basic(bytes).whole; }
+  // True when the first `bytes` packed bytes stop inside a predefined
+  // element: a message whose type signature does not match this type's.
+  bool ends_inside_element(std::size_t bytes) const { return count_basic(bytes).cut != 0; }
 
   // The predefined datatype handle every basic element of this type is (a
   // MINLOC pair such as MPI_DOUBLE_INT counts as one element), or 0 when
@@ -130,6 +133,14 @@ class TypeLayout {
   void set_element_type(int handle) { element_type_ = handle; }
 
  private:
+  // Whole predefined elements in the first `bytes` packed bytes, and the
+  // bytes past the last of them.
+  struct BasicCount {
+    std::size_t whole = 0;
+    std::size_t cut = 0;
+  };
+  BasicCount count_basic(std::size_t bytes) const;
+
   std::vector<Run> runs_;
   std::size_t size_ = 0;
   std::ptrdiff_t lb_ = 0;

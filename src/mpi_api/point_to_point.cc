@@ -220,8 +220,17 @@ void retire(MPI_Request* handle, bool persistent, engine::MessageStatus& st) {
     auto it = state().staging.find(*handle);
     if (it != state().staging.end()) {
       Staging& s = it->second;
-      if (s.receive && !st.cancelled)
+      if (s.receive && !st.cancelled) {
         s.layout->unpack(s.packed.data(), st.count, s.count, s.user_buffer);
+        // The whole elements are delivered; the bytes that stop inside one
+        // say the sender's type signature was not this one (MPI-3.1
+        // §3.3.1), which a receive in place cannot see.
+        if (st.error.is_ok() && s.layout->ends_inside_element(st.count))
+          st.error = Status(ErrorCode::kInvalidType,
+                            "the message's " + std::to_string(st.count) +
+                                " bytes end inside an element of the receive datatype: the "
+                                "send and receive type signatures do not match");
+      }
       if (!persistent) {
         state().staging.erase(it);
         recount_staged();

@@ -178,6 +178,32 @@ static void counts_and_errors(void) {
     CHECK(count == MPI_UNDEFINED);
     CHECK(elements == 7);
   }
+  /* Six chars into a strided receive of ints: the signatures do not match
+   * (the bytes stop inside the second int). Every byte of the message
+   * lands where the type puts it, as a contiguous receive would store
+   * them, the gap and the bytes past the message are left alone, and the
+   * receive says MPI_ERR_TYPE rather than pretending. */
+  MPI_Datatype every_other_int;
+  MPI_Type_vector(3, 1, 2, MPI_INT, &every_other_int);
+  MPI_Type_commit(&every_other_int);
+  if (rank == 0) {
+    char six[6] = {1, 2, 3, 4, 5, 6};
+    MPI_Send(six, 6, MPI_CHAR, 1, 7, MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    int in[6] = {-1, -1, -1, -1, -1, -1};
+    MPI_Status st;
+    rc = MPI_Recv(in, 1, every_other_int, 0, 7, MPI_COMM_WORLD, &st);
+    CHECK(tw_class(rc) == MPI_ERR_TYPE);
+    int first;
+    memcpy(&first, (char[]){1, 2, 3, 4}, sizeof first);
+    CHECK(in[0] == first && in[1] == -1 && in[3] == -1);
+    const unsigned char* cut = (const unsigned char*)&in[2];
+    CHECK(cut[0] == 5 && cut[1] == 6 && cut[2] == 0xff && cut[3] == 0xff);
+    int elements = 0;
+    MPI_Get_elements(&st, every_other_int, &elements);
+    CHECK(elements == 1);
+  }
+  MPI_Type_free(&every_other_int);
   MPI_Datatype predefined = MPI_INT;
   rc = MPI_Type_free(&predefined);
   CHECK(tw_class(rc) == MPI_ERR_TYPE);
