@@ -602,7 +602,9 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
                   {ErrorCode::kInvalidArgument, "a null name or length pointer"});
   }
   // The standard's names for the predefined types (mpi.h's order), unless
-  // renamed; a derived type without a name has the empty one.
+  // renamed; a derived type without a name has the empty one. Of two
+  // names for one handle, the older one, as MPICH names them
+  // (MPI_LONG_LONG_INT, MPI_C_COMPLEX).
   static const char* const kPredefinedNames[] = {"MPI_DATATYPE_NULL",
                                                  "MPI_CHAR",
                                                  "MPI_SIGNED_CHAR",
@@ -614,7 +616,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
                                                  "MPI_UNSIGNED",
                                                  "MPI_LONG",
                                                  "MPI_UNSIGNED_LONG",
-                                                 "MPI_LONG_LONG",
+                                                 "MPI_LONG_LONG_INT",
                                                  "MPI_UNSIGNED_LONG_LONG",
                                                  "MPI_FLOAT",
                                                  "MPI_DOUBLE",
@@ -632,7 +634,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
                                                  "MPI_PACKED",
                                                  "MPI_AINT",
                                                  "MPI_COUNT",
-                                                 "MPI_C_FLOAT_COMPLEX",
+                                                 "MPI_C_COMPLEX",
                                                  "MPI_C_DOUBLE_COMPLEX",
                                                  "MPI_C_LONG_DOUBLE_COMPLEX",
                                                  "MPI_CXX_BOOL",

@@ -226,6 +226,12 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_REAL8 55
 #define MPI_COMPLEX8 56
 #define MPI_COMPLEX16 57
+/* Optional types gfortran has and Tagwire does not move (16-byte integers
+ * and reals): MPI_DATATYPE_NULL, as MPICH marks an optional type it does
+ * not provide, so that code can test for them. */
+#define MPI_INTEGER16 MPI_DATATYPE_NULL
+#define MPI_REAL16 MPI_DATATYPE_NULL
+#define MPI_COMPLEX32 MPI_DATATYPE_NULL
 
 /* Error handlers */
 #define MPI_ERRHANDLER_NULL 0

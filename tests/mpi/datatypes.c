@@ -560,6 +560,11 @@ static void type_names(void) {
   CHECK(MPI_Type_get_name(MPI_DOUBLE, name, &len) == MPI_SUCCESS);
   CHECK(strcmp(name, "MPI_DOUBLE") == 0 && len == 10);
   CHECK(MPI_Type_get_name(MPI_2INT, name, &len) == MPI_SUCCESS && strcmp(name, "MPI_2INT") == 0);
+  /* One handle, two names: the older one. */
+  CHECK(MPI_Type_get_name(MPI_LONG_LONG, name, &len) == MPI_SUCCESS &&
+        strcmp(name, "MPI_LONG_LONG_INT") == 0);
+  CHECK(MPI_Type_get_name(MPI_C_FLOAT_COMPLEX, name, &len) == MPI_SUCCESS &&
+        strcmp(name, "MPI_C_COMPLEX") == 0);
   MPI_Datatype pair;
   MPI_Type_contiguous(2, MPI_INT, &pair);
   CHECK(MPI_Type_get_name(pair, name, &len) == MPI_SUCCESS && len == 0 && name[0] == '\0');
