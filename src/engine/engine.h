@@ -707,6 +707,12 @@ class Engine final : public transport::Receiver,
   // by `lock`: it polls with it, and lets it go while it sleeps between
   // looks, so that other threads' calls go on meanwhile.
   Status verdict_on(int world_peer, Status s, std::unique_lock<EngineLock>& lock);
+  // verdict_on for an error that any rank of `comm` may have caused (a
+  // flush of every target): MPI_ERR_PROC_FAILED naming the first of them
+  // reported dead within the wait.
+  Status verdict_on_any(const Communicator& comm, Status s, std::unique_lock<EngineLock>& lock);
+  template <typename DeadOne>
+  Status await_verdict(Status s, std::unique_lock<EngineLock>& lock, DeadOne dead_one);
   bool worth_a_verdict(const Status& s) const;
   // One collective step: receive `in` from `from` while sending `out` to `to`.
   // `tag` on the communicator's collective context: kCollectiveTag for the

@@ -45,19 +45,39 @@ void Engine::note_peer_error(Request* r, int world_peer, const Status& s) {
   last_failure_poll_ = {};  // ask the launcher at the next look
 }
 
-Status Engine::verdict_on(int world_peer, Status s, std::unique_lock<EngineLock>& lock) {
+// Waits up to kVerdictWait for `dead_one()` to name a world rank the
+// launcher reports dead (-1: none yet), polling with the engine lock and
+// letting it go while it sleeps (an error path: no hurry, and no reason
+// to stop other threads' calls).
+template <typename DeadOne>
+Status Engine::await_verdict(Status s, std::unique_lock<EngineLock>& lock, DeadOne dead_one) {
   if (!worth_a_verdict(s)) return s;
   const auto end = coarse_now() + kVerdictWait;
-  while (!is_dead(world_peer) && coarse_now() < end) {
+  int dead = dead_one();
+  while (dead < 0 && coarse_now() < end) {
     last_failure_poll_ = {};
     look_around();
     progress_locked();
-    // An error path: no hurry, and no reason to stop other threads' calls.
     lock.unlock();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     lock.lock();
+    dead = dead_one();
   }
-  return is_dead(world_peer) ? peer_failed_status(world_peer) : s;
+  return dead >= 0 ? peer_failed_status(dead) : s;
+}
+
+Status Engine::verdict_on(int world_peer, Status s, std::unique_lock<EngineLock>& lock) {
+  return await_verdict(std::move(s), lock, [&] { return is_dead(world_peer) ? world_peer : -1; });
+}
+
+Status Engine::verdict_on_any(const Communicator& comm, Status s,
+                              std::unique_lock<EngineLock>& lock) {
+  return await_verdict(std::move(s), lock, [&] {
+    for (int i = 0; i < comm.size(); ++i) {
+      if (is_dead(comm.world_rank(i))) return comm.world_rank(i);
+    }
+    return -1;
+  });
 }
 
 void Engine::resolve_held(const HeldErrors::Held& h, const Status& error) {

@@ -234,6 +234,9 @@ Status Engine::take_flush_errors(Window* w, int target, std::unique_lock<EngineL
   Status first = std::exchange(w->error, Status::ok());
   if (target < 0) {
     Status lost = std::exchange(w->lost, Status::ok());
+    // A transport's error from one of the targets: a death among them
+    // makes it MPI_ERR_PROC_FAILED, as a flush of one target does.
+    if (!first.is_ok()) first = verdict_on_any(*w->comm, std::move(first), lock);
     if (first.is_ok()) first = std::move(lost);
   } else if (target < w->comm->size()) {
     const int peer = w->comm->world_rank(target);

@@ -19,8 +19,10 @@
  *    hang check.
  * With KILL_RANDOM_RMA=1, each round also puts 8 bytes into every
  * peer's window, compare-and-swaps a word there, gets 256 KiB from it and
- * flushes (passive target, lock_all), checking what it got from live
- * ranks: a target that serves the victim's operations must survive them.
+ * flushes it (passive target, lock_all), or, every other round, puts and
+ * swaps at every peer and flushes them all at once; it checks what it got
+ * from live ranks: a target that serves the victim's operations must
+ * survive them.
  * Each survivor prints "kill-random: rank R ok" and finalizes;
  * tests/kill_random_test.sh checks that every survivor said so and that
  * the job's status is the victim's (137). Usage: mpi_kill_random SEED */
@@ -213,35 +215,57 @@ int main(int argc, char** argv) {
         }
       }
     }
+    /* Even rounds flush each target after its operations; odd ones flush
+     * them all at once, whose error from the victim must be
+     * MPI_ERR_PROC_FAILED too (not the transport's word for it). */
+    const int flush_each = round % 2 == 0;
+    /* Each an origin buffer until its flush. */
+    long words[kMaxRanks], olds[kMaxRanks], compares[kMaxRanks];
+    int issued[kMaxRanks] = {0};
     for (int p = 0; p < size && win != MPI_WIN_NULL; ++p) {
       if (p == rank) continue;
       /* The swap word holds (p + 1) in every byte until the first swap,
        * then the round of the last one. */
-      long word = (long)round, old = -1, compare = (long)round - 1;
-      if (round == 0) memset(&compare, p + 1, sizeof compare);
+      words[p] = (long)round;
+      olds[p] = -1;
+      compares[p] = (long)round - 1;
+      if (round == 0) memset(&compares[p], p + 1, sizeof compares[p]);
       const char* step = "MPI_Put";
-      int err = MPI_Put(&word, 1, MPI_LONG, p, (MPI_Aint)(rank * 16), 1, MPI_LONG, win);
+      int err = MPI_Put(&words[p], 1, MPI_LONG, p, (MPI_Aint)(rank * 16), 1, MPI_LONG, win);
       if (err == MPI_SUCCESS) {
         step = "MPI_Compare_and_swap";
-        err = MPI_Compare_and_swap(&word, &compare, &old, MPI_LONG, p, (MPI_Aint)(rank * 16 + 8),
-                                   win);
+        err = MPI_Compare_and_swap(&words[p], &compares[p], &olds[p], MPI_LONG, p,
+                                   (MPI_Aint)(rank * 16 + 8), win);
       }
-      if (err == MPI_SUCCESS) {
+      if (err == MPI_SUCCESS && flush_each) {
         step = "MPI_Get";
         err = MPI_Get(got, kBig, MPI_CHAR, p, 0, kBig, MPI_CHAR, win);
       }
-      if (err == MPI_SUCCESS) {
+      if (err == MPI_SUCCESS && flush_each) {
         step = "MPI_Win_flush";
         err = MPI_Win_flush(p, win);
       }
       if (err != MPI_SUCCESS) local_failure = 1;
       if (!acceptable(err, p, step, round)) ok = 0;
       if (err != MPI_SUCCESS || p == victim) continue;
-      if (got[kMaxRanks * 16] != (char)(p + 1) || got[kBig - 1] != (char)(p + 1) ||
-          old != compare) {
+      issued[p] = 1;
+      if (flush_each && (got[kMaxRanks * 16] != (char)(p + 1) || got[kBig - 1] != (char)(p + 1) ||
+                         olds[p] != compares[p])) {
         printf("kill-random: rank %d round %d: one-sided data from %d is wrong (old %ld)\n", rank,
-               round, p, old);
+               round, p, olds[p]);
         ok = 0;
+      }
+    }
+    if (!flush_each && win != MPI_WIN_NULL) {
+      int err = MPI_Win_flush_all(win);
+      if (err != MPI_SUCCESS) local_failure = 1;
+      if (!acceptable(err, victim, "MPI_Win_flush_all", round)) ok = 0;
+      for (int p = 0; p < size && err == MPI_SUCCESS; ++p) {
+        if (issued[p] && olds[p] != compares[p]) {
+          printf("kill-random: rank %d round %d: compare-and-swap at %d found %ld\n", rank, round,
+                 p, olds[p]);
+          ok = 0;
+        }
       }
     }
     long mine = rank + 1, sum = 0;
