@@ -277,4 +277,18 @@ TypeLayout::BasicCount TypeLayout::count_basic(std::size_t bytes) const {
   return c;
 }
 
+std::size_t TypeLayout::basic_bytes(std::size_t elements) const {
+  if (basic_per_element_ == 0) return 0;
+  std::size_t bytes = elements / basic_per_element_ * size_;
+  std::size_t rest = elements % basic_per_element_;
+  for (const Run& r : runs_) {
+    if (rest == 0) break;
+    if (r.basic_size == 0) continue;
+    const std::size_t here = std::min<std::size_t>(r.length * r.repeat / r.basic_size, rest);
+    bytes += here * r.basic_size;
+    rest -= here;
+  }
+  return bytes;
+}
+
 }  // namespace tagwire::mpi

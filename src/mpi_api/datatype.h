@@ -123,6 +123,9 @@ class TypeLayout {
   // True when the first `bytes` packed bytes stop inside a predefined
   // element: a message whose type signature does not match this type's.
   bool ends_inside_element(std::size_t bytes) const { return count_basic(bytes).cut != 0; }
+  // The packed bytes `elements` predefined elements take, from the
+  // start (the inverse of basic_elements; MPI_Status_set_elements).
+  std::size_t basic_bytes(std::size_t elements) const;
 
   // The predefined datatype handle every basic element of this type is (a
   // MINLOC pair such as MPI_DOUBLE_INT counts as one element), or 0 when

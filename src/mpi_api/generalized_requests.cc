@@ -191,13 +191,15 @@ int MPI_Grequest_complete(MPI_Request request) {
 }
 
 int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
-  auto size = type_size(datatype);
-  TW_MPI_TRY(MPI_COMM_WORLD, size.status());
+  auto layout = layout_of(datatype, false);
+  TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
   if (status == MPI_STATUS_IGNORE || count < 0) {
     return report(MPI_COMM_WORLD, __func__,
                   {ErrorCode::kInvalidArgument, "a NULL status or a negative count"});
   }
-  status->tagwire_count = static_cast<std::size_t>(count) * *size;
+  // `count` predefined elements of the type (what MPI_Get_elements gives
+  // back), not `count` copies of it.
+  status->tagwire_count = (*layout)->basic_bytes(static_cast<std::size_t>(count));
   return MPI_SUCCESS;
 }
 

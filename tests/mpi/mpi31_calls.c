@@ -204,6 +204,33 @@ static void conversions_and_classes(void) {
   CHECK(back.MPI_SOURCE == 3 && back.MPI_TAG == 9 && back.MPI_ERROR == MPI_ERR_TRUNCATE &&
         n == (MPI_Count)5 << 33 && cancelled);
   CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN);
+  /* Set_elements counts predefined elements, as Get_elements does: 6 ints
+   * of a type of 4 ints (and a char-int-double struct, cut after its int)
+   * are one whole copy and a part. */
+  MPI_Datatype four_ints, mixed;
+  MPI_Type_contiguous(4, MPI_INT, &four_ints);
+  MPI_Type_commit(&four_ints);
+  int lengths[] = {1, 1, 1};
+  MPI_Aint at[] = {0, 4, 8};
+  MPI_Datatype members[] = {MPI_CHAR, MPI_INT, MPI_DOUBLE};
+  MPI_Type_create_struct(3, lengths, at, members, &mixed);
+  MPI_Type_commit(&mixed);
+  int elements = 0, count = 0;
+  MPI_Status_set_elements(&st, four_ints, 6);
+  MPI_Get_elements(&st, four_ints, &elements);
+  MPI_Get_count(&st, four_ints, &count);
+  CHECK(elements == 6 && count == MPI_UNDEFINED);
+  MPI_Status_set_elements(&st, four_ints, 8);
+  MPI_Get_count(&st, four_ints, &count);
+  CHECK(count == 2);
+  MPI_Status_set_elements(&st, mixed, 5);
+  MPI_Get_elements(&st, mixed, &elements);
+  MPI_Get_count(&st, mixed, &count);
+  CHECK(elements == 5 && count == MPI_UNDEFINED);
+  MPI_Get_elements(&st, MPI_BYTE, &elements);
+  CHECK(elements == 13 + 1 + 4); /* one struct (char, int, double) + char + int */
+  MPI_Type_free(&four_ints);
+  MPI_Type_free(&mixed);
   const int classes[] = {MPI_ERR_ACCESS,        MPI_ERR_ASSERT,
                          MPI_ERR_BASE,          MPI_ERR_DISP,
                          MPI_ERR_LOCKTYPE,      MPI_ERR_RMA_CONFLICT,
