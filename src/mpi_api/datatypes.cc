@@ -102,6 +102,12 @@ int make_strided(const char* function, int count, int blocklength, std::ptrdiff_
   return make_uniform(function, blocks, displacements, oldtype, std::move(made_by), newtype);
 }
 
+// A size or count for an int argument: past INT_MAX, MPI_UNDEFINED (the
+// _x call has the figure; MPI-3.1 §4.1.5, §3.2.5).
+int int_or_undefined(std::size_t n) {
+  return n > static_cast<std::size_t>(INT_MAX) ? MPI_UNDEFINED : static_cast<int>(n);
+}
+
 Result<std::ptrdiff_t> extent_of(MPI_Datatype t) {
   auto layout = layout_of(t, false);
   if (!layout) return layout.status();
@@ -115,8 +121,7 @@ extern "C" {
 int MPI_Type_size(MPI_Datatype datatype, int* size) {
   auto s = type_size(datatype);
   TW_MPI_TRY(MPI_COMM_WORLD, s.status());
-  // Past an int: MPI_UNDEFINED, and MPI_Type_size_x has the figure.
-  *size = *s > static_cast<std::size_t>(INT_MAX) ? MPI_UNDEFINED : static_cast<int>(*s);
+  *size = int_or_undefined(*s);
   return MPI_SUCCESS;
 }
 
@@ -737,7 +742,7 @@ int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   } else if (status->tagwire_count % *s != 0) {
     *count = MPI_UNDEFINED;
   } else {
-    *count = static_cast<int>(status->tagwire_count / *s);
+    *count = int_or_undefined(status->tagwire_count / *s);
   }
   return MPI_SUCCESS;
 }
@@ -745,7 +750,7 @@ int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
 int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   auto layout = layout_of(datatype, false);
   TW_MPI_TRY(MPI_COMM_WORLD, layout.status());
-  *count = static_cast<int>((*layout)->basic_elements(status->tagwire_count));
+  *count = int_or_undefined((*layout)->basic_elements(status->tagwire_count));
   return MPI_SUCCESS;
 }
 

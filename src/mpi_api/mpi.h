@@ -825,11 +825,13 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 #define MPI_COMBINER_DUP 2
 #define MPI_COMBINER_CONTIGUOUS 3
 #define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5 /* Fortran's MPI-1 calls: never returned from C */
 #define MPI_COMBINER_HVECTOR 6
 #define MPI_COMBINER_INDEXED 7
 #define MPI_COMBINER_INDEXED_BLOCK 8
 #define MPI_COMBINER_HINDEXED 9
 #define MPI_COMBINER_HINDEXED_BLOCK 10
+#define MPI_COMBINER_HINDEXED_INTEGER 11 /* never returned from C */
 #define MPI_COMBINER_STRUCT 12
 #define MPI_COMBINER_SUBARRAY 13
 #define MPI_COMBINER_DARRAY 14
@@ -837,6 +839,7 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 #define MPI_COMBINER_F90_COMPLEX 16
 #define MPI_COMBINER_F90_INTEGER 17
 #define MPI_COMBINER_RESIZED 18
+#define MPI_COMBINER_STRUCT_INTEGER 19 /* never returned from C */
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 /* MPI_Type_create_darray's distributions and default argument */

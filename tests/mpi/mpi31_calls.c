@@ -203,6 +203,15 @@ static void conversions_and_classes(void) {
   MPI_Test_cancelled(&back, &cancelled);
   CHECK(back.MPI_SOURCE == 3 && back.MPI_TAG == 9 && back.MPI_ERROR == MPI_ERR_TRUNCATE &&
         n == (MPI_Count)5 << 33 && cancelled);
+  /* Past an int, the int calls say MPI_UNDEFINED (the _x one has it). */
+  int big_elements = 0, big_count = 0;
+  MPI_Get_elements(&back, MPI_BYTE, &big_elements);
+  MPI_Get_count(&back, MPI_BYTE, &big_count);
+  CHECK(big_elements == MPI_UNDEFINED && big_count == MPI_UNDEFINED);
+  /* The combiners of Fortran's MPI-1 calls exist, apart from the rest. */
+  CHECK(MPI_COMBINER_HVECTOR_INTEGER != MPI_COMBINER_HVECTOR &&
+        MPI_COMBINER_HINDEXED_INTEGER != MPI_COMBINER_HINDEXED &&
+        MPI_COMBINER_STRUCT_INTEGER != MPI_COMBINER_STRUCT);
   CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN);
   /* Set_elements counts predefined elements, as Get_elements does: 6 ints
    * of a type of 4 ints (and a char-int-double struct, cut after its int)
