@@ -23,8 +23,10 @@
 // that died waited for ever.) In a window of more than 63 ranks the
 // holders of a shared count are still not named, and such a waiter
 // still waits.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -285,13 +287,39 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
                           const AccumulateUpdate& update, const char* what,
                           std::span<const ByteRange> written, std::ptrdiff_t offset) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
-  auto region = dynamic_region(w, target, disp + static_cast<std::uint64_t>(offset), bytes, what);
-  if (!region) return region.status();
-  Result<RmaTarget> at = RmaTarget{};
+  // The target's bytes: one piece, or, on a dynamic window, one per region
+  // they span (regions attached back to back, as a put may span them).
+  struct Part {
+    std::size_t from = 0;  // in `bytes`
+    std::size_t length = 0;
+    std::shared_ptr<const DynamicRegion> region;  // holds what `at.key` views
+    RmaTarget at;
+  };
+  std::vector<Part> parts;
+  {
+    const std::uint64_t address = disp + static_cast<std::uint64_t>(offset);
+    std::vector<std::size_t> lengths{bytes};
+    if (w->dynamic && bytes > 0) {
+      auto split = dynamic_parts(w, target, address, bytes, what);
+      if (!split) return split.status();
+      lengths = std::move(split).value();
+    }
+    std::size_t from = 0;
+    for (const std::size_t length : lengths) {
+      auto region = dynamic_region(w, target, address + from, length, what);
+      if (!region) return region.status();
+      parts.push_back({from, length, std::move(region).value(), {}});
+      from += length;
+    }
+  }
   {
     std::lock_guard lock(mutex_);
-    at = rma_target(w, bytes, target, disp, what, region->get(), offset);
-    if (!at) return at.status();
+    for (Part& part : parts) {
+      auto at = rma_target(w, part.length, target, disp, what, part.region.get(),
+                           offset + static_cast<std::ptrdiff_t>(part.from));
+      if (!at) return at.status();
+      part.at = *at;
+    }
     if (target == kProcNull) return Status::ok();
     if (is_dead(w->comm->world_rank(target))) {
       return peer_failed_status(w->comm->world_rank(target));
@@ -303,11 +331,12 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
   TAGWIRE_RETURN_IF_ERROR(acquire_word(w, target, kAccumulateLockWord, true));
   std::vector<std::uint8_t> current(bytes);
   // One blocking read or write of `length` of the target's bytes from
-  // `from`.
-  auto move = [&](bool put, std::size_t from, std::size_t length) -> Status {
+  // `from`, a transfer per part it touches.
+  auto move_part = [&](bool put, const RmaTarget& at, std::size_t from, std::size_t into,
+                       std::size_t length) -> Status {
     std::span<std::uint8_t> here(current.data() + from, length);
-    if (self || at->view != nullptr) {
-      auto* there = (self ? reinterpret_cast<std::uint8_t*>(at->address) : at->view) + from;
+    if (self || at.view != nullptr) {
+      auto* there = (self ? reinterpret_cast<std::uint8_t*>(at.address) : at.view) + into;
       if (put) {
         std::memcpy(there, here.data(), length);
       } else {
@@ -318,15 +347,23 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     WindowOpWait op;
     {
       std::lock_guard lock(mutex_);
-      const std::uint64_t address = at->address + from;
-      auto issued = put ? transport_->write(peer, here, address, at->key, op.completion())
-                        : transport_->read(peer, here, address, at->key, op.completion());
+      const std::uint64_t address = at.address + into;
+      auto issued = put ? transport_->write(peer, here, address, at.key, op.completion())
+                        : transport_->read(peer, here, address, at.key, op.completion());
       if (!issued) return issued.status();
       if (put) w->unflushed = true;  // a read is done once here (window.cc)
       if (*issued == transport::Issued::kDone) op.finished = true;
     }
     await(op);
     return op.status;
+  };
+  auto move = [&](bool put, std::size_t from, std::size_t length) -> Status {
+    for (const Part& part : parts) {
+      const std::size_t lo = std::max(from, part.from);
+      const std::size_t hi = std::min(from + length, part.from + part.length);
+      if (lo < hi) TAGWIRE_RETURN_IF_ERROR(move_part(put, part.at, lo, lo - part.from, hi - lo));
+    }
+    return Status::ok();
   };
   Status s = move(false, 0, bytes);
   if (s.is_ok()) {
@@ -343,7 +380,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
         }
       }
       // In the target's memory before the next holder reads it.
-      if (s.is_ok() && !self && at->view == nullptr) s = win_flush(w, target);
+      if (s.is_ok() && !self && parts.front().at.view == nullptr) s = win_flush(w, target);
     }
   }
   Status released = release_word(w, target, kAccumulateLockWord, true);

@@ -4,7 +4,8 @@
  * that address; memory attached in the middle of an epoch is found; memory
  * detached and replaced (malloc may hand out the same address) is reached
  * through its new registration once the program has synchronised; many
- * regions at once; an access spanning two regions attached back to back;
+ * regions at once; an access spanning two regions attached back to back
+ * (put, get, accumulate, get-accumulate);
  * and the wrong calls fail with their class. Runs on any
  * number of ranks >= 2, over every transport. */
 #include <stdlib.h>
@@ -163,19 +164,31 @@ static void spanning_regions(MPI_Win win) {
   CHECK(MPI_Win_flush(next, win) == MPI_SUCCESS);
   CHECK(MPI_Get(back, INTS, MPI_INT, next, middle, INTS, MPI_INT, win) == MPI_SUCCESS);
   CHECK(MPI_Win_flush(next, win) == MPI_SUCCESS);
+  /* Accumulates over the same span (read, combine and write back, a piece
+   * per region): each int gains 1 twice, and the second returns what the
+   * first left. */
+  int ones[INTS], before[INTS];
+  for (int i = 0; i < INTS; ++i) ones[i] = 1, before[i] = -3;
+  CHECK(MPI_Accumulate(ones, INTS, MPI_INT, next, middle, INTS, MPI_INT, MPI_SUM, win) ==
+        MPI_SUCCESS);
+  CHECK(MPI_Get_accumulate(ones, INTS, MPI_INT, before, INTS, MPI_INT, next, middle, INTS, MPI_INT,
+                           MPI_SUM, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_flush(next, win) == MPI_SUCCESS);
   /* Ints INTS/2 to 2*INTS - 2: the last two were never attached. */
   const int too_far = INTS + INTS / 2 - 2;
   CHECK(tw_class(MPI_Put(other, too_far, MPI_INT, next, middle, too_far, MPI_INT, win)) ==
         MPI_ERR_RMA_RANGE);
+  CHECK(tw_class(MPI_Accumulate(other, too_far, MPI_INT, next, middle, too_far, MPI_INT, MPI_SUM,
+                                win)) == MPI_ERR_RMA_RANGE);
   CHECK(MPI_Win_unlock_all(win) == MPI_SUCCESS);
   MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL);
   int ok = 1;
-  for (int i = 0; i < INTS; ++i) ok &= back[i] == 1000 * rank + i;
+  for (int i = 0; i < INTS; ++i) ok &= back[i] == 1000 * rank + i && before[i] == back[i] + 1;
   CHECK(ok);
   MPI_Barrier(MPI_COMM_WORLD);
   ok = 1;
   for (int i = 0; i < 2 * INTS; ++i) {
-    const int want = i >= INTS / 2 && i < INTS / 2 + INTS ? 1000 * prev + i - INTS / 2 : -1;
+    const int want = i >= INTS / 2 && i < INTS / 2 + INTS ? 1000 * prev + i - INTS / 2 + 2 : -1;
     ok &= array[i] == want;
   }
   CHECK(ok);
