@@ -193,6 +193,26 @@ int MPI_Comm_free(MPI_Comm* comm) {
   return MPI_SUCCESS;
 }
 
+// MPI-3.1 §10.5.4, on any communicator but the two predefined ones: the
+// program has completed and matched its communication on `comm` (as
+// before MPI_Finalize), the barrier sees that every member got there, and
+// the communicator goes as MPI_Comm_free lets it go. Through PMPI, so a
+// profiler sees the one call it was given.
+int MPI_Comm_disconnect(MPI_Comm* comm) {
+  if (comm == nullptr) {
+    return report(MPI_COMM_WORLD, __func__,
+                  {ErrorCode::kInvalidArgument, "a null communicator pointer"});
+  }
+  TW_MPI_TRY(*comm, comm_of(*comm).status());
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
+    return report(
+        *comm, __func__,
+        {ErrorCode::kInvalidComm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected"});
+  }
+  if (const int rc = PMPI_Barrier(*comm); rc != MPI_SUCCESS) return rc;
+  return PMPI_Comm_free(comm);
+}
+
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   auto a = comm_of(comm1);
   TW_MPI_TRY(comm1, a.status());

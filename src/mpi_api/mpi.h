@@ -351,6 +351,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int MPI_Comm_free(MPI_Comm* comm);
+int MPI_Comm_disconnect(MPI_Comm* comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int MPI_Barrier(MPI_Comm comm);
 
@@ -1112,6 +1113,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int PMPI_Comm_free(MPI_Comm* comm);
+int PMPI_Comm_disconnect(MPI_Comm* comm);
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int PMPI_Barrier(MPI_Comm comm);
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);

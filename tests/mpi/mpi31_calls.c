@@ -5,8 +5,8 @@
  * disjoint groups, MPI_Comm_create_group over changing groups with one
  * tag, a status's MPI_ERROR kept by single-completion calls, datatypes
  * built on a negative extent, the complex types, MPI_CXX_BOOL, MPI_OFFSET
- * and MPI_Type_match_size, keyvals freed more than once. Any number of
- * ranks. */
+ * and MPI_Type_match_size, keyvals freed more than once, MPI_Comm_disconnect.
+ * Any number of ranks. */
 #include <complex.h>
 #include <mpi.h>
 #include <string.h>
@@ -434,6 +434,26 @@ static void complex_and_others(void) {
   MPI_Win_free(&win);
 }
 
+/* MPI_Comm_disconnect on a communicator of this job: messages completed
+ * on it, an inactive persistent request on it that outlives it, the
+ * handle set to MPI_COMM_NULL; never MPI_COMM_WORLD or MPI_COMM_SELF. */
+static void disconnect(void) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int from = -1;
+  MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 3, &from, 1, MPI_INT, (rank + size - 1) % size,
+               3, comm, MPI_STATUS_IGNORE);
+  CHECK(from == (rank + size - 1) % size);
+  MPI_Request idle;
+  MPI_Recv_init(&from, 1, MPI_INT, 0, 4, comm, &idle);
+  CHECK(MPI_Comm_disconnect(&comm) == MPI_SUCCESS && comm == MPI_COMM_NULL);
+  CHECK(MPI_Request_free(&idle) == MPI_SUCCESS && idle == MPI_REQUEST_NULL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm world = MPI_COMM_WORLD;
+  CHECK(tw_class(MPI_Comm_disconnect(&world)) == MPI_ERR_COMM && world == MPI_COMM_WORLD);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -447,5 +467,6 @@ int main(int argc, char** argv) {
   status_error_kept();
   negative_extent();
   complex_and_others();
+  disconnect();
   return tw_finish("mpi31_calls") == 0 ? 0 : 1;
 }
