@@ -222,9 +222,9 @@ void retire(MPI_Request* handle, bool persistent, engine::MessageStatus& st) {
       Staging& s = it->second;
       if (s.receive && !st.cancelled) {
         s.layout->unpack(s.packed.data(), st.count, s.count, s.user_buffer);
-        // The whole elements are delivered; the bytes that stop inside one
-        // say the sender's type signature was not this one (MPI-3.1
-        // §3.3.1), which a receive in place cannot see.
+        // Every byte is delivered where the type puts it; bytes that stop
+        // inside an element say the sender's type signature was not this
+        // one (MPI-3.1 §3.3.1), which a receive in place cannot see.
         if (st.error.is_ok() && s.layout->ends_inside_element(st.count))
           st.error = Status(ErrorCode::kInvalidType,
                             "the message's " + std::to_string(st.count) +
