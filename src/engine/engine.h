@@ -762,10 +762,14 @@ class Engine final : public transport::Receiver,
                                                               std::uint64_t address,
                                                               std::size_t bytes, const char* what);
   // How an access of `bytes` at `address` divides among `target`'s
-  // regions attached back to back (MPI lets one access span them): the
-  // bytes in each, in order; dynamic_region's error when some byte is in
-  // none.
-  Result<std::vector<std::size_t>> dynamic_parts(Window* w, int target, std::uint64_t address,
+  // regions attached back to back (MPI lets one access span them): each
+  // region, as dynamic_region found it, and the bytes in it, in order;
+  // dynamic_region's error when some byte is in none.
+  struct DynamicPart {
+    std::shared_ptr<const DynamicRegion> region;
+    std::size_t length = 0;
+  };
+  Result<std::vector<DynamicPart>> dynamic_parts(Window* w, int target, std::uint64_t address,
                                                  std::size_t bytes, const char* what);
   Status fetch_directory(Window* w, int target, DynamicTarget& copy);
   // Bytes of `target`'s window memory at `offset`: a memcpy where it is

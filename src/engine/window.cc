@@ -401,10 +401,10 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
       if (!parts) return parts.status();
       if (parts->size() < 2) return found.status();
       std::size_t done = 0;
-      for (std::size_t n : *parts) {
-        TAGWIRE_RETURN_IF_ERROR(rma(w, origin.subspan(done, n), target, disp,
+      for (const DynamicPart& part : *parts) {
+        TAGWIRE_RETURN_IF_ERROR(rma(w, origin.subspan(done, part.length), target, disp,
                                     offset + static_cast<std::ptrdiff_t>(done), put));
-        done += n;
+        done += part.length;
       }
       return Status::ok();
     }

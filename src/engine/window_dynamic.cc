@@ -289,9 +289,11 @@ Result<std::shared_ptr<const DynamicRegion>> Engine::dynamic_region(Window* w, i
                                           " has attached to this dynamic window");
 }
 
-Result<std::vector<std::size_t>> Engine::dynamic_parts(Window* w, int target, std::uint64_t address,
-                                                       std::size_t bytes, const char* what) {
-  std::vector<std::size_t> parts;
+Result<std::vector<Engine::DynamicPart>> Engine::dynamic_parts(Window* w, int target,
+                                                               std::uint64_t address,
+                                                               std::size_t bytes,
+                                                               const char* what) {
+  std::vector<DynamicPart> parts;
   std::uint64_t at = address;
   std::size_t left = bytes;
   while (left > 0) {
@@ -300,11 +302,11 @@ Result<std::vector<std::size_t>> Engine::dynamic_parts(Window* w, int target, st
       // Said for the whole access, as a single region's miss is.
       auto whole = dynamic_region(w, target, address, bytes, what);
       if (!whole) return whole.status();
-      return std::vector<std::size_t>{bytes};
+      return std::vector<DynamicPart>{{std::move(whole).value(), bytes}};
     }
     const std::uint64_t end = (*region)->base + (*region)->size;
     const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, end - at));
-    parts.push_back(take);
+    parts.push_back({std::move(region).value(), take});
     at += take;
     left -= take;
   }

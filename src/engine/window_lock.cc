@@ -296,21 +296,16 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     RmaTarget at;
   };
   std::vector<Part> parts;
-  {
-    const std::uint64_t address = disp + static_cast<std::uint64_t>(offset);
-    std::vector<std::size_t> lengths{bytes};
-    if (w->dynamic && bytes > 0) {
-      auto split = dynamic_parts(w, target, address, bytes, what);
-      if (!split) return split.status();
-      lengths = std::move(split).value();
-    }
+  if (w->dynamic && bytes > 0) {
+    auto split = dynamic_parts(w, target, disp + static_cast<std::uint64_t>(offset), bytes, what);
+    if (!split) return split.status();
     std::size_t from = 0;
-    for (const std::size_t length : lengths) {
-      auto region = dynamic_region(w, target, address + from, length, what);
-      if (!region) return region.status();
-      parts.push_back({from, length, std::move(region).value(), {}});
-      from += length;
+    for (DynamicPart& part : *split) {
+      parts.push_back({from, part.length, std::move(part.region), {}});
+      from += part.length;
     }
+  } else {
+    parts.push_back({0, bytes, nullptr, {}});  // no regions: the window's one range
   }
   {
     std::lock_guard lock(mutex_);
