@@ -31,6 +31,8 @@ HEADLINE = [  # (test, size): the points the issue's targets name
     ("fop", 8),
     ("put", 8),
     ("get", 8),
+    ("putbw", 1048576),
+    ("getbw", 1048576),
 ]
 FAILURES = []  # peer runs that hung or failed, listed under the table
 PERFTEST_NAMES = {"ucx_perftest", "ib_write_lat", "ib_read_bw", "ib_write_bw", "ib_atomic_lat",
@@ -42,10 +44,13 @@ LOAD = []  # busy processes started by --load
 # an 8-byte MPI_Put / MPI_Get (osu_p2p put_latency, get_latency)
 ONE_SIDED = ("fop", "put", "get")
 SHM_ONE_SIDED_ITERS = 300000
+# putbw, getbw: osu_p2p put_bw / get_bw, windows of 64 MPI_Put (MPI_Get) of
+# each size + one MPI_Win_flush, MB/s
+ONE_SIDED_BW = ("putbw", "getbw")
 LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False, "fop": True,
-                   "put": True, "get": True}
+                   "put": True, "get": True, "putbw": False, "getbw": False}
 UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s", "fop": "us",
-         "put": "us", "get": "us"}
+         "put": "us", "get": "us", "putbw": "MB/s", "getbw": "MB/s"}
 
 
 def log(msg):
@@ -85,7 +90,7 @@ class Column:
     def run_osu(self, test, sizes, timeout, iters=None):
         lo, hi = min(sizes), max(sizes)
         osu_test = {"rate": "mbw_mr", "fop": "fop_latency", "put": "put_latency",
-                    "get": "get_latency"}.get(test, test)
+                    "get": "get_latency", "putbw": "put_bw", "getbw": "get_bw"}.get(test, test)
         argv = self.argv_prefix + [self.binary, osu_test, "-m", f"{lo}:{hi}"]
         if iters:
             argv += ["-i", str(iters)]
@@ -238,7 +243,8 @@ def server_client(server_argv, client_argv, env, pick, timeout, listen_wait, pol
 
 def perftest_point(transport, test, size, timeout):
     """ucx_perftest's UCP tag test on the same transport: one process pair per point."""
-    ptest = {"latency": "tag_lat", "fop": "ucp_fadd", "get": "ucp_get"}.get(test, "tag_bw")
+    ptest = {"latency": "tag_lat", "fop": "ucp_fadd", "get": "ucp_get", "putbw": "ucp_put_bw",
+             "getbw": "ucp_get"}.get(test, "tag_bw")
     iters = 100000 if size <= 8192 else max(200, 100000 * 8192 // max(size, 1) // 4)
     env = dict(os.environ, **ucx_env(transport))
     args = ["-t", ptest, "-s", str(max(size, 1)), "-n", str(iters), "-p", str(free_port())]
@@ -369,7 +375,7 @@ def perftest_name(transport, test):
     if transport != "rxe":
         return "ucx_perftest"
     return {"latency": "ib_write_lat", "rate": "ib_write_bw", "fop": "ib_atomic_lat",
-            "get": "ib_read_lat"}.get(test, "ib_read_bw")
+            "get": "ib_read_lat", "putbw": "ib_write_bw"}.get(test, "ib_read_bw")
 
 
 def summary(values):
@@ -488,7 +494,8 @@ def plot(results, transport, test, names, out_dir):
     ylabel = {"latency": "one-way latency (us)", "bw": "bandwidth (MB/s)",
               "bibw": "bidirectional bandwidth (MB/s)", "rate": "messages per second",
               "fop": "MPI_Fetch_and_op + flush (us)", "put": "MPI_Put + flush (us)",
-              "get": "MPI_Get + flush (us)"}[test]
+              "get": "MPI_Get + flush (us)", "putbw": "MPI_Put, 64 per flush (MB/s)",
+              "getbw": "MPI_Get, 64 per flush (MB/s)"}[test]
     # A few sizes (a quick look) are points: lines between them would invent a curve.
     few = max(len(results.get((transport, test, n), {})) for n in names) < 4
     style = "yerrorbars" if test == "rate" or few else "yerrorlines"
@@ -530,10 +537,14 @@ def main():
     ap.add_argument("--flood", type=int, default=0,
                     help="also run bench/mpi/flood: this many 8-byte messages to a receiver "
                     "that sleeps 5 s (its peak memory and the time)")
-    ap.add_argument("--collectives", type=int, default=0,
-                    help="also time bench/mpi/coll_latency (bcast, reduce, allreduce; 8 B and "
-                    "64 KiB) with this many ranks: Tagwire's chosen shape and its binomial tree "
+    ap.add_argument("--collectives", default="",
+                    help="also time bench/mpi/coll_latency with each of these rank counts "
+                    "(comma list, e.g. 2,4): Tagwire's chosen shape and its binomial tree "
                     "beside Open MPI and MPICH")
+    ap.add_argument("--collective-ops", default="bcast,reduce,allreduce,alltoall",
+                    help="coll_latency's operations for --collectives")
+    ap.add_argument("--collective-sizes", default="8,65536,1048576",
+                    help="coll_latency's sizes for --collectives (bytes; alltoall: per pair)")
     ap.add_argument("--cancel", action="store_true",
                     help="also time Cancel + Wait of an unmatched eager send (bench/cancel_bench)")
     a = ap.parse_args()
@@ -644,45 +655,54 @@ def crowd_rows(a):
 
 
 def collective_rows(a):
-    """bench/mpi/coll_latency with a.collectives ranks on this machine's shared
-    memory: Tagwire as TAGWIRE_COLLECTIVES=auto chooses (flat through the
-    root when the ranks outnumber the cores) and forced to the binomial tree,
-    Open MPI (vader) and MPICH, interleaved. A row per operation and size,
-    microseconds per call."""
+    """bench/mpi/coll_latency with each of a.collectives' rank counts on this
+    machine's shared memory: Tagwire as TAGWIRE_COLLECTIVES=auto chooses
+    (flat through the root when the ranks outnumber the cores) and forced to
+    the binomial tree, Open MPI (vader) and MPICH, interleaved. A row per
+    rank count, operation and size, microseconds per call."""
     src = os.path.join(ROOT, "bench", "mpi", "coll_latency.c")
-    n = str(a.collectives)
-    run = [os.path.join(a.build, "tools", "tagwire-run"), "-n", n]
     ours = os.path.join(a.build, "bench", "coll_latency")
-    cols = [("tagwire", run + [ours], tagwire_env("shm")),
-            ("tagwire-tree", run + [ours], dict(tagwire_env("shm"), TAGWIRE_COLLECTIVES="tree"))]
     peers = a.peers.split()
-    if "openmpi" in peers:
-        ompi = build_with("mpicc.openmpi", src, os.path.join(a.out, "coll_latency.openmpi"))
-        cols.append(("openmpi-vader", ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe",
-                                       "-np", n, "--mca", "pml", "ob1", "--mca", "btl",
-                                       "self,vader", ompi], {}))
-    if "mpich" in peers:
-        mpich = build_with("mpicc.mpich", src, os.path.join(a.out, "coll_latency.mpich"))
-        genv = [x for k, v in ucx_env("shm").items() for x in ("-genv", k, v)]
-        cols.append(("mpich", ["mpirun.mpich", "-np", n] + genv + [mpich], {}))
-    ops = ("bcast", "reduce", "allreduce")
+    ompi = (build_with("mpicc.openmpi", src, os.path.join(a.out, "coll_latency.openmpi"))
+            if "openmpi" in peers else None)
+    mpich = (build_with("mpicc.mpich", src, os.path.join(a.out, "coll_latency.mpich"))
+             if "mpich" in peers else None)
+    ops = a.collective_ops.split(",")
+    expected = len(ops) * len(a.collective_sizes.split(","))
+    args = ["1000", a.collective_ops, a.collective_sizes]
+
+    def columns(n):
+        run = [os.path.join(a.build, "tools", "tagwire-run"), "-n", n]
+        cols = [("tagwire", run + [ours], tagwire_env("shm")),
+                ("tagwire-tree", run + [ours],
+                 dict(tagwire_env("shm"), TAGWIRE_COLLECTIVES="tree"))]
+        if ompi:
+            cols.append(("openmpi-vader", ["mpirun.openmpi", "--allow-run-as-root",
+                                           "--oversubscribe", "-np", n, "--mca", "pml", "ob1",
+                                           "--mca", "btl", "self,vader", ompi], {}))
+        if mpich:
+            genv = [x for k, v in ucx_env("shm").items() for x in ("-genv", k, v)]
+            cols.append(("mpich", ["mpirun.mpich", "-np", n] + genv + [mpich], {}))
+        return cols
 
     def points(f):  # "op bytes us" triples among the output's fields
         return [(f[i], int(f[i + 1]), float(f[i + 2])) for i in range(len(f) - 2)
                 if f[i] in ops and f[i + 1].isdigit()]
 
-    got = {}  # (op, bytes) -> name -> [us]
+    counts = [c for c in a.collectives.split(",") if c]
+    got = {}  # (ranks, op, bytes) -> name -> [us]
     for rep in range(a.reps):
-        for name, argv, env in cols:
-            f = run_extra(name, "coll_latency", rep, argv + ["1000"], env, a.timeout,
-                          lambda f: len(points(f)) == 6)
-            if f is None:
-                continue
-            for op, size, us in points(f):
-                got.setdefault((op, size), {}).setdefault(name, []).append(us)
-            log(f"    collectives {name:15s} done")
+        for n in counts:
+            for name, argv, env in columns(n):
+                f = run_extra(name, f"coll_latency at {n} ranks", rep, argv + args, env,
+                              a.timeout, lambda f: len(points(f)) == expected)
+                if f is None:
+                    continue
+                for op, size, us in points(f):
+                    got.setdefault((int(n), op, size), {}).setdefault(name, []).append(us)
+                log(f"    collectives {n} ranks {name:15s} done")
     rows = []
-    for (op, size), by in sorted(got.items()):
+    for (n, op, size), by in sorted(got.items()):
         tw = by.get("tagwire")
         if not tw:
             continue

@@ -15,6 +15,11 @@
  *   osu_p2p cas_latency  the same with MPI_Compare_and_swap
  *   osu_p2p put_latency, get_latency  the same with an 8-byte MPI_Put
  *                     (MPI_Get) of MPI_INT64_T (osu_put_latency -s flush)
+ *   osu_p2p put_bw, get_bw  rank 0 issues a window of 64 MPI_Put (MPI_Get)
+ *                     of the size into (from) rank 1's MPI_Win_allocate
+ *                     memory, then one MPI_Win_flush, under a shared lock
+ *                     (osu_put_bw -s flush); MB/s. Rank 1 checks what
+ *                     arrived (rank 0 what it read).
  * Options: -m MIN:MAX message sizes (default 0:4194304), -i ITERS for small
  * messages (default 10000 latency, 100 windows otherwise; fewer above
  * 8 KiB, see iters_for), -x WARMUP. Output: "# test" header, then "size value [rate]",
@@ -118,6 +123,79 @@ static double one_sided_latency(enum one_sided op, int iters, int warmup) {
   return t0;
 }
 
+/* One-sided bandwidth: rank 0 puts (gets) windows of WINDOW transfers of
+ * `bytes`, each window then flushed. Puts all land at displacement 0 (as
+ * OSU's do); gets each fill their own part of `into`, which holds WINDOW *
+ * `bytes`. Returns seconds for `iters` windows after warm-up, on rank 0. */
+static double one_sided_stream(int get, const char* from, char* into, long bytes, int iters,
+                               int warmup, MPI_Win win) {
+  double t0 = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank != 0) return 0;
+  MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+  for (int i = 0; i < iters + warmup; ++i) {
+    if (i == warmup) t0 = MPI_Wtime();
+    for (int j = 0; j < WINDOW; ++j) {
+      if (get)
+        MPI_Get(into + (size_t)j * (size_t)bytes, (int)bytes, MPI_CHAR, 1, 0, (int)bytes, MPI_CHAR,
+                win);
+      else
+        MPI_Put(from, (int)bytes, MPI_CHAR, 1, 0, (int)bytes, MPI_CHAR, win);
+    }
+    MPI_Win_flush(1, win);
+  }
+  t0 = MPI_Wtime() - t0;
+  MPI_Win_unlock(1, win);
+  return t0;
+}
+
+/* Whether `bytes` of `p` are the pattern osu_p2p fills buffers with. */
+static int is_pattern(const char* p, long bytes, char c) {
+  for (long i = 0; i < bytes; ++i)
+    if (p[i] != c) return 0;
+  return 1;
+}
+
+static void one_sided_bw(int get, long min, long max, int iters, int warmup) {
+  size_t room = (size_t)(max > 0 ? max : 1);
+  char* window = NULL;
+  MPI_Win win;
+  MPI_Win_allocate((MPI_Aint)room, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window, &win);
+  char* from = malloc(room);
+  char* into = malloc(room * WINDOW);
+  if (from == NULL || into == NULL) die("out of memory");
+  memset(from, 'p', room);
+  for (long bytes = min > 0 ? min : 1; bytes <= max; bytes *= 2) {
+    /* a put must change the target's bytes; a get must read them */
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    memset(window, get ? 'g' : 0, room);
+    MPI_Win_unlock(rank, win);
+    memset(into, 0, room * WINDOW);
+    int n = iters_for(bytes, iters);
+    int w = warmup >= 0 ? warmup : (n / 10 > 2 ? n / 10 : 2);
+    double secs = one_sided_stream(get, from, into, bytes, n, w, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (get && rank == 0 && !is_pattern(into, bytes * WINDOW, 'g'))
+      die("MPI_Get read bytes the window does not hold");
+    if (!get && rank == 1) {
+      /* read through MPI: a plain load need not see a NIC's write */
+      MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+      MPI_Get(into, (int)bytes, MPI_CHAR, 1, 0, (int)bytes, MPI_CHAR, win);
+      MPI_Win_unlock(1, win);
+      if (!is_pattern(into, bytes, 'p')) {
+        fprintf(stderr, "osu_p2p: the window does not hold what MPI_Put wrote (%ld B)\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
+    }
+    if (rank == 0)
+      printf("%-10ld %12.2f\n", bytes, (double)n * WINDOW * (double)bytes / secs / 1e6);
+    fflush(stdout);
+  }
+  free(from);
+  free(into);
+  MPI_Win_free(&win);
+}
+
 /* One pair streams windows from `from` to `to` (both directions if bidir).
  * Returns seconds for `iters` windows after warm-up. */
 static double stream(char* s, char* r, long bytes, int iters, int warmup, int from, int to,
@@ -205,13 +283,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 2)
-    die("usage: osu_p2p latency|bw|bibw|mbw_mr|fop_latency|cas_latency|put_latency|get_latency "
-        "[-m MIN:MAX] [-i ITERS] [-x WARMUP]");
+    die("usage: osu_p2p latency|bw|bibw|mbw_mr|fop_latency|cas_latency|put_latency|get_latency"
+        "|put_bw|get_bw [-m MIN:MAX] [-i ITERS] [-x WARMUP]");
   const char* test = argv[1];
   long min = 0, max = 4L << 20;
   const int fop = strcmp(test, "fop_latency") == 0, cas = strcmp(test, "cas_latency") == 0;
   const int put = strcmp(test, "put_latency") == 0, get = strcmp(test, "get_latency") == 0;
   const int one_sided = fop || cas || put || get;
+  const int put_bw = strcmp(test, "put_bw") == 0, get_bw = strcmp(test, "get_bw") == 0;
   int iters = strcmp(test, "latency") == 0 || one_sided ? 10000 : 100, warmup = -1;
   for (int i = 2; i < argc; ++i) {
     if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {
@@ -227,8 +306,14 @@ int main(int argc, char** argv) {
   if (size < 2) die("needs at least 2 ranks");
   int pairs = strcmp(test, "mbw_mr") == 0 ? size / 2 : 1;
   if (strcmp(test, "latency") && strcmp(test, "bw") && strcmp(test, "bibw") &&
-      strcmp(test, "mbw_mr") && !one_sided)
+      strcmp(test, "mbw_mr") && !one_sided && !put_bw && !get_bw)
     die("unknown test");
+  if (put_bw || get_bw) {
+    if (rank == 0) printf("# osu_p2p %s, %d rank(s)\n", test, size);
+    one_sided_bw(get_bw, min, max, iters, warmup);
+    MPI_Finalize();
+    return 0;
+  }
   if (one_sided) {
     if (rank == 0) printf("# osu_p2p %s, %d rank(s)\n", test, size);
     int w = warmup >= 0 ? warmup : (iters / 10 > 2 ? iters / 10 : 2);
