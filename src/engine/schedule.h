@@ -10,6 +10,7 @@
 // application computes if the engine's helper thread polls.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -26,14 +27,17 @@ class Communicator;
 class Schedule {
  public:
   struct Step {
-    enum class Kind { kSend, kReceive, kLocal };
+    // kCopy: `bytes` from `from` to `buffer` (a memmove), the commonest
+    // local step, without a std::function's allocation.
+    enum class Kind { kSend, kReceive, kLocal, kCopy };
     Kind kind = Kind::kLocal;
     void* buffer = nullptr;
     std::size_t bytes = 0;
     int peer = 0;  // communicator rank (or MPI_PROC_NULL)
     int tag = 0;
     std::function<Status()> local;
-    bool remote = false;  // peer: a rank of an intercommunicator's remote group
+    bool remote = false;         // peer: a rank of an intercommunicator's remote group
+    const void* from = nullptr;  // kCopy's source
   };
 
   // An intercommunicator's collective moves messages within each group and
@@ -91,15 +95,21 @@ class Schedule {
   // result of an earlier round).
   void copy(void* to, const void* from, std::size_t bytes) {
     if (bytes == 0 || to == from) return;
-    local([to, from, bytes] {
-      std::memmove(to, from, bytes);
-      return Status::ok();
-    });
+    Step step{Step::Kind::kCopy, to, bytes, 0, 0, {}};
+    step.from = from;
+    add(std::move(step));
   }
   // Bytes that live as long as the schedule: received parts, a reduction's
-  // accumulator, a copy of an in-place buffer.
+  // accumulator, a copy of an in-place buffer. Small ones come from the
+  // schedule's own bytes (a schedule never moves: it cannot be copied).
   unsigned char* scratch(std::size_t bytes) {
-    scratch_.push_back(std::make_unique_for_overwrite<unsigned char[]>(bytes == 0 ? 1 : bytes));
+    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 15) & ~std::size_t{15};
+    if (rounded <= sizeof(inline_scratch_) - inline_used_) {
+      unsigned char* out = inline_scratch_ + inline_used_;
+      inline_used_ += rounded;
+      return out;
+    }
+    scratch_.push_back(std::make_unique_for_overwrite<unsigned char[]>(rounded));
     return scratch_.back().get();
   }
   // A copy of `bytes` at `data`, taken now.
@@ -120,6 +130,7 @@ class Schedule {
   void add(Step step) {
     if (round_ends_.empty()) {
       steps_.reserve(8);
+      round_ends_.reserve(4);
       round_ends_.push_back(0);
     }
     steps_.push_back(std::move(step));
@@ -131,6 +142,10 @@ class Schedule {
   std::vector<std::size_t> round_ends_;
   std::vector<std::function<Status()>> after_;
   std::vector<std::unique_ptr<unsigned char[]>> scratch_;
+  // A small collective's scratch (an 8-byte allreduce's operands) without
+  // an allocation each; aligned as malloc's would be.
+  alignas(16) unsigned char inline_scratch_[256];
+  std::size_t inline_used_ = 0;
 };
 
 }  // namespace tagwire::engine

@@ -1,6 +1,8 @@
 // Running a collective's schedule (schedule.h): to the end in the caller
 // (a blocking collective), or as a request that every poll of the engine
 // moves on (a nonblocking one).
+#include <cstring>
+
 #include "engine/engine.h"
 
 namespace tagwire::engine {
@@ -18,6 +20,10 @@ Status Engine::start_round(const Schedule& schedule, std::size_t round,
   for (const auto& step : schedule.round(round)) {
     if (step.kind == Schedule::Step::Kind::kLocal) {
       TAGWIRE_RETURN_IF_ERROR(step.local());
+      continue;
+    }
+    if (step.kind == Schedule::Step::Kind::kCopy) {
+      std::memmove(step.buffer, step.from, step.bytes);
       continue;
     }
     auto r = post_collective_locked(kind_of(step.kind), step.buffer, step.bytes, step.peer,

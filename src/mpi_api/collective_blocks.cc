@@ -44,6 +44,8 @@ Result<Blocks> blocks_of(std::size_t n, const int counts[], const int displs[], 
     return Status(ErrorCode::kInvalidArgument, "the counts or displacements array is NULL");
   }
   Blocks b;
+  b.type.reserve(n);
+  b.offset.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     auto t = typed(counts[i], type);
     if (!t) return t.status().with_context("count of rank " + std::to_string(i));
@@ -57,8 +59,9 @@ Result<Blocks> even_blocks(std::size_t n, int count, MPI_Datatype type) {
   auto t = typed(count, type);
   if (!t) return t.status();
   Blocks b;
+  b.type.assign(n, *t);
+  b.offset.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    b.type.push_back(*t);
     b.offset.push_back(static_cast<std::ptrdiff_t>(i) * count * t->extent);
   }
   return b;

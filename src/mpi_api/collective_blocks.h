@@ -51,6 +51,8 @@ Result<Blocks> typed_blocks(std::size_t n, const int counts[], const Displacemen
                   std::string("a ") + what + " counts, displacements or types array is NULL");
   }
   Blocks b;
+  b.type.reserve(n);
+  b.offset.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     auto t = typed(counts[i], types[i]);
     if (!t) return t.status().with_context(std::string(what) + " block " + std::to_string(i));

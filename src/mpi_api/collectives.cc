@@ -8,7 +8,9 @@
 // engine's helper thread while the application computes. The algorithms:
 // broadcast and reduce along a binomial tree (mpi_api/rooted_tree.h; flat
 // through the root where ranks outnumber cores, Engine::flat_collectives),
-// and the rest built on them or linear through a root (gather, scatter,
+// allreduce by recursive doubling in a power-of-two group where ranks
+// have cores (allreduce_doubling), and the rest built on them or linear
+// through a root (gather, scatter,
 // the all-to-alls pair by pair); all traffic on the communicator's
 // collective context so that no user receive can take it.
 //
@@ -287,6 +289,37 @@ Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int coun
   return *result != nullptr ? unpack_step(s, *r, *result, recvbuf) : Status::ok();
 }
 
+// Recursive doubling, for a power-of-two group: in round k every rank
+// swaps what it has so far with the rank whose number differs in bit k and
+// combines the two, so after log2 n rounds each holds the whole result:
+// log2 n message times where reduce-then-broadcast takes twice that (at 2
+// ranks one exchange instead of a message there and one back). What each
+// holds covers a run of consecutive ranks, and the lower run's goes on the
+// left, so a non-commutative operation gets rank order. The bracketing
+// differs from the tree's, which an associative operation (MPI-3.1
+// §5.9.5) does not see.
+Status allreduce_doubling(Schedule& s, int tag, const void* mine, void* recvbuf,
+                          const Reduction& r) {
+  const int me = s.comm()->rank();
+  const int n = s.comm()->size();
+  const std::size_t bytes = r.bytes;
+  unsigned char* have = s.scratch(bytes);  // this rank's run's reduction so far
+  TAGWIRE_RETURN_IF_ERROR(copy_typed(s, mine, typed_of(r), have, raw_bytes(bytes)));
+  for (int bit = 1; bit < n; bit <<= 1) {
+    const int partner = me ^ bit;
+    unsigned char* theirs = s.scratch(bytes);
+    s.send(have, bytes, partner, tag);
+    s.receive(theirs, bytes, partner, tag);
+    s.next_round();
+    // combine_packed(r, acc, next): acc = acc OP next, next overwritten.
+    unsigned char* left = partner < me ? theirs : have;
+    unsigned char* right = partner < me ? have : theirs;
+    s.local([r, left, right] { return combine_packed(r, left, right); });
+    have = left;
+  }
+  return unpack_step(s, r, have, recvbuf);
+}
+
 Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype type, MPI_Op op) {
   if (s.comm()->inter()) return inter_allreduce(s, tag, sendbuf, recvbuf, count, type, op);
@@ -296,6 +329,13 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   // non-root's send completes in the first round, before the broadcast
   // overwrites it).
   const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  // Where every rank has a core (and always at 2 ranks, where both shapes
+  // keep both ranks busy alike), a power-of-two group doubles; flat, the
+  // ranks that would swap must each be scheduled every round.
+  const int n = s.comm()->size();
+  if (n > 1 && (n & (n - 1)) == 0 && (n == 2 || !E().flat_collectives())) {
+    return allreduce_doubling(s, tag, mine, recvbuf, *r);
+  }
   auto result = reduce_to_root(s, tag, mine, *r, 0);
   if (!result) return result.status();
   s.next_round();
