@@ -298,6 +298,9 @@ Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int coun
 // left, so a non-commutative operation gets rank order. The bracketing
 // differs from the tree's, which an associative operation (MPI-3.1
 // §5.9.5) does not see.
+// The largest operand allreduce doubles (see allreduce).
+constexpr std::size_t kDoublingMaxBytes = 8192;
+
 Status allreduce_doubling(Schedule& s, int tag, const void* mine, void* recvbuf,
                           const Reduction& r) {
   const int me = s.comm()->rank();
@@ -332,8 +335,12 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   // Where every rank has a core (and always at 2 ranks, where both shapes
   // keep both ranks busy alike), a power-of-two group doubles; flat, the
   // ranks that would swap must each be scheduled every round.
+  // Small operands only: at 1 MiB, two ranks swapping rendezvous messages
+  // at once took 1.5 ms where reduce-then-broadcast takes 0.2 (bench/
+  // compare --collectives 2, 2026-12-01; not yet understood).
   const int n = s.comm()->size();
-  if (n > 1 && (n & (n - 1)) == 0 && (n == 2 || !E().flat_collectives())) {
+  if (n > 1 && (n & (n - 1)) == 0 && (n == 2 || !E().flat_collectives()) &&
+      r->bytes <= kDoublingMaxBytes) {
     return allreduce_doubling(s, tag, mine, recvbuf, *r);
   }
   auto result = reduce_to_root(s, tag, mine, *r, 0);
