@@ -45,8 +45,7 @@ LOAD = []  # busy processes started by --load
 ONE_SIDED = ("fop", "put", "get")
 SHM_ONE_SIDED_ITERS = 300000
 # putbw, getbw: osu_p2p put_bw / get_bw, windows of 64 MPI_Put (MPI_Get) of
-# each size + one MPI_Win_flush, MB/s
-ONE_SIDED_BW = ("putbw", "getbw")
+# each size + one MPI_Win_flush, MB/s, at the --sizes (as bw)
 LOWER_IS_BETTER = {"latency": True, "bw": False, "bibw": False, "rate": False, "fop": True,
                    "put": True, "get": True, "putbw": False, "getbw": False}
 UNITS = {"latency": "us", "bw": "MB/s", "bibw": "MB/s", "rate": "msg/s", "fop": "us",

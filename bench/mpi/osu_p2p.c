@@ -52,6 +52,12 @@ static int iters_for(long bytes, int small) {
   return n > floor ? (int)n : floor;
 }
 
+/* Warm-up rounds before `n` timed ones: -x's, or a tenth of them (at least 2). */
+static int warmup_for(int n, int warmup) {
+  if (warmup >= 0) return warmup;
+  return n / 10 > 2 ? n / 10 : 2;
+}
+
 static double latency(char* s, char* r, long bytes, int iters, int warmup) {
   double t0 = 0;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -172,7 +178,7 @@ static void one_sided_bw(int get, long min, long max, int iters, int warmup) {
     MPI_Win_unlock(rank, win);
     memset(into, 0, room * WINDOW);
     int n = iters_for(bytes, iters);
-    int w = warmup >= 0 ? warmup : (n / 10 > 2 ? n / 10 : 2);
+    int w = warmup_for(n, warmup);
     double secs = one_sided_stream(get, from, into, bytes, n, w, win);
     MPI_Barrier(MPI_COMM_WORLD);
     if (get && rank == 0 && !is_pattern(into, bytes * WINDOW, 'g'))
@@ -316,7 +322,7 @@ int main(int argc, char** argv) {
   }
   if (one_sided) {
     if (rank == 0) printf("# osu_p2p %s, %d rank(s)\n", test, size);
-    int w = warmup >= 0 ? warmup : (iters / 10 > 2 ? iters / 10 : 2);
+    int w = warmup_for(iters, warmup);
     double us = one_sided_latency(fop ? FOP : cas ? CAS : put ? PUT : GET, iters, w);
     if (rank == 0) printf("%-10d %12.3f\n", 8, us);
     MPI_Finalize();
@@ -330,7 +336,7 @@ int main(int argc, char** argv) {
   if (rank == 0) printf("# osu_p2p %s, %d rank(s) in %d pair(s)\n", test, size, pairs);
   for (long bytes = min; bytes <= max; bytes = bytes == 0 ? 1 : bytes * 2) {
     int n = iters_for(bytes, iters);
-    int w = warmup >= 0 ? warmup : (n / 10 > 2 ? n / 10 : 2);
+    int w = warmup_for(n, warmup);
     if (strcmp(test, "latency") == 0) {
       double us = latency(s, r, bytes, n, w);
       if (rank == 0) printf("%-10ld %12.2f\n", bytes, us);

@@ -289,6 +289,9 @@ Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int coun
   return *result != nullptr ? unpack_step(s, *r, *result, recvbuf) : Status::ok();
 }
 
+// The largest operand allreduce doubles (see allreduce).
+constexpr std::size_t kDoublingMaxBytes = 8192;
+
 // Recursive doubling, for a power-of-two group: in round k every rank
 // swaps what it has so far with the rank whose number differs in bit k and
 // combines the two, so after log2 n rounds each holds the whole result:
@@ -298,9 +301,6 @@ Status reduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int coun
 // left, so a non-commutative operation gets rank order. The bracketing
 // differs from the tree's, which an associative operation (MPI-3.1
 // §5.9.5) does not see.
-// The largest operand allreduce doubles (see allreduce).
-constexpr std::size_t kDoublingMaxBytes = 8192;
-
 Status allreduce_doubling(Schedule& s, int tag, const void* mine, void* recvbuf,
                           const Reduction& r) {
   const int me = s.comm()->rank();
