@@ -23,22 +23,23 @@ Status Engine::receive(void* buffer, std::size_t bytes, int source, int tag, Com
 }
 
 bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int tag,
-                             Communicator* comm, MessageStatus* status) {
+                             Communicator* comm, MessageStatus* status, bool collective) {
   // Only where the arrival path can see every receive: no NIC matching
   // (the NIC would match messages the direct path never sees), no
   // one-sided cancel (a match must first win the slot descriptor), one
   // application thread (another's receive, posted later, must not take a
-  // message this one let pass to the unexpected queue), MPI_COMM_WORLD
-  // (its ranks are world ranks), no dead rank (the request path knows the
-  // rules for those).
-  if (comm != world_.get() || source == kProcNull || nic_matching_ != nullptr || one_sided_ ||
-      mutex_.application_threads() || dead_peers_.any()) {
+  // message this one let pass to the unexpected queue), an
+  // intracommunicator (one group: the source's rank names one world rank),
+  // no dead rank (the request path knows the rules for those).
+  if (comm == nullptr || comm->inter() || source == kProcNull || nic_matching_ != nullptr ||
+      one_sided_ || mutex_.application_threads() || dead_peers_.any()) {
     return false;
   }
-  if (!check_request(RequestKind::kReceive, buffer, bytes, source, tag, comm, false).is_ok()) {
+  if (!check_request(RequestKind::kReceive, buffer, bytes, source, tag, comm, collective).is_ok()) {
     return false;  // the request path reports it
   }
-  const matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
+  const matching::ReceivePattern pattern{
+      collective ? comm->collective_context() : comm->p2p_context(), source, tag};
   MessageStatus ignored;
   // One hold of the lock from arming to the first run of polls (each hold
   // is a few stores and a fence, twice per ping-pong iteration already).
@@ -50,6 +51,8 @@ bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int ta
     return false;
   }
   unnamed_.pattern = pattern;
+  unnamed_.comm = comm;
+  unnamed_.whole_group = collective;
   unnamed_.buffer = buffer;
   unnamed_.bytes = bytes;
   unnamed_.status = status != nullptr ? status : &ignored;

@@ -630,22 +630,22 @@ void Engine::on_send_done(void* ctx, const Status& s) {
 // transport must take it whole at once (try_send). True when sent; false,
 // having sent nothing, for every other case.
 bool Engine::send_unnamed(const void* buffer, std::size_t bytes, int dest, int tag,
-                          Communicator* comm, SendMode mode, Status* failed) {
+                          Communicator* comm, SendMode mode, Status* failed, bool collective) {
   if (bytes > config_.eager_threshold || one_sided_ || nic_matching_ != nullptr ||
       (mode != SendMode::kStandard && mode != SendMode::kReady)) {
     return false;
   }
-  if (Status s = check_request(RequestKind::kSend, buffer, bytes, dest, tag, comm, false);
+  if (Status s = check_request(RequestKind::kSend, buffer, bytes, dest, tag, comm, collective);
       !s.is_ok()) {
     *failed = std::move(s);
     return true;
   }
   if (dest == kProcNull) return false;
   std::lock_guard lock(mutex_);
-  const int world_dest = comm->peer_world_rank(dest, false);
+  const int world_dest = comm->peer_world_rank(dest, collective);
   if (is_dead(world_dest)) return false;  // the request path reports it
   EncodedHeader encoded;
-  fill_message_header(&encoded.emplace(), comm, false, tag, 0, bytes);
+  fill_message_header(&encoded.emplace(), comm, collective, tag, 0, bytes);
   encoded.seal();
   auto sent =
       transport_->try_send(world_dest, encoded, {static_cast<const std::uint8_t*>(buffer), bytes});
@@ -1356,8 +1356,42 @@ Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
 
 // --------------------------------------------------------- communicators
 
+// A small step as a ping-pong's messages go (send_unnamed, then
+// receive_unnamed): the requests, their vector and their wait were most
+// of an 8-byte MPI_Allreduce at 2 ranks (collectives.cc). The send goes
+// first: it is eager, so it never waits for the partner's receive.
+bool Engine::exchange_unnamed(Communicator* comm, int to, std::span<const std::uint8_t> out,
+                              int from, std::span<std::uint8_t> in, int tag, Status* result) {
+  if (comm->inter() || dead_peers_.any()) return false;  // the request path's rules
+  Status failed;
+  if (!send_unnamed(out.data(), out.size(), to, tag, comm, SendMode::kStandard, &failed, true)) {
+    return false;
+  }
+  if (!failed.is_ok()) {
+    *result = failed.with_context("collective");
+    return true;
+  }
+  MessageStatus status;
+  if (receive_unnamed(in.data(), in.size(), from, tag, comm, &status, true)) {
+    *result = std::move(status.error);
+    return true;
+  }
+  // The message needs a request (too long for `in`, a rendezvous) or the
+  // direct path is closed (another thread, a death meanwhile: the
+  // collective post fails at once then).
+  auto r = post_collective(RequestKind::kReceive, in.data(), in.size(), from, tag, comm);
+  if (!r) {
+    *result = r.status().with_context("collective");
+    return true;
+  }
+  Status waited = wait(*r, &status);
+  *result = waited.is_ok() ? std::move(status.error) : std::move(waited);
+  return true;
+}
+
 Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
                         std::span<std::uint8_t> in, int tag, bool partner_only) {
+  if (Status s; !partner_only && exchange_unnamed(comm, to, out, from, in, tag, &s)) return s;
   std::vector<Request*> requests;
   {
     std::lock_guard lock(mutex_);

@@ -275,6 +275,13 @@ class Engine final : public transport::Receiver,
   // collectives built above the engine: it can never match user traffic.
   Result<Request*> post_collective(RequestKind kind, void* buffer, std::size_t bytes, int peer,
                                    int tag, Communicator* comm);
+  // One blocking step of such a collective on an intracommunicator: `out`
+  // to `to` while `in` comes from `from` (exchange(): a small one without
+  // requests); the call's error, else the received message's.
+  Status collective_exchange(Communicator* comm, int to, std::span<const std::uint8_t> out,
+                             int from, std::span<std::uint8_t> in, int tag) {
+    return exchange(comm, to, out, from, in, tag);
+  }
   // A collective's schedule (schedule.h, schedule_run.cc): run to its end
   // here (a blocking collective), or started as a request of kind
   // kSchedule that every poll of the engine moves on (a nonblocking one);
@@ -553,15 +560,21 @@ class Engine final : public transport::Receiver,
                            std::uint64_t id, std::size_t bytes) const;
   // receive()'s path without a request (unnamed_receive.h); false when
   // the receive needs one, with nothing taken.
+  // `collective`: on the communicator's collective context, failing with
+  // any member's death (exchange()).
   bool receive_unnamed(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
-                       MessageStatus* status);
+                       MessageStatus* status, bool collective = false);
   // An arrival for the armed unnamed receive: true if it took it.
   bool take_unnamed(const Header& h, std::span<const std::uint8_t> payload);
   // Completes the armed unnamed receive with this status.
   void finish_unnamed(int source, int tag, std::size_t count, Status error);
   // send()'s path without a request; false when the message needs one.
   bool send_unnamed(const void* buffer, std::size_t bytes, int dest, int tag, Communicator* comm,
-                    SendMode mode, Status* failed);
+                    SendMode mode, Status* failed, bool collective = false);
+  // exchange()'s path without requests for a small step; false when it
+  // needs them, having done nothing.
+  bool exchange_unnamed(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
+                        std::span<std::uint8_t> in, int tag, Status* result);
   // A send's or receive's arguments, checked (an error names what is wrong).
   Status check_request(RequestKind kind, const void* buffer, std::size_t bytes, int peer, int tag,
                        Communicator* comm, bool collective) const;

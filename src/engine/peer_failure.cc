@@ -155,11 +155,8 @@ void Engine::on_peer_failed(int dead, const Status& why) {
   const Status failed = peer_failed_status(dead);
   TW_WARN("engine", failed.message() << ": its pending operations fail");
   for (const HeldErrors::Held& h : held_errors_.take_peer(dead)) resolve_held(h, failed);
-  // A blocking receive waiting without a request (always on
-  // MPI_COMM_WORLD): from the dead rank, or from any source (the wildcard
-  // rule below).
-  if (unnamed_.state == UnnamedReceive::State::kArmed &&
-      (unnamed_.pattern.source == matching::kAnySource || unnamed_.pattern.source == dead)) {
+  // A blocking receive waiting without a request, by the rules below.
+  if (unnamed_.fails_with(dead)) {
     finish_unnamed(kProcNull, -1, 0, failed);  // as note_error leaves a request's status
   }
   requests_.for_each([&](Request* r) {

@@ -10,10 +10,15 @@
 // direct path does not take (a rendezvous, a payload that does not fit) is
 // queued as unexpected as usual and the receive falls back to a request,
 // which finds it there first: order is kept either way.
+//
+// A small collective's exchange (Engine::exchange) receives this way too,
+// on the communicator's collective context: a collective step fails with
+// any member's death, not only its source's (whole_group).
 #pragma once
 
 #include <cstddef>
 
+#include "engine/communicator.h"
 #include "engine/request.h"
 #include "engine/wire.h"
 #include "matching/envelope.h"
@@ -28,13 +33,28 @@ struct UnnamedReceive {
     kFallBack,  // a matching message it cannot take went to the unexpected queue
   };
   State state = State::kIdle;
-  matching::ReceivePattern pattern;  // on MPI_COMM_WORLD: its source is a world rank
+  matching::ReceivePattern pattern;    // its source a rank of `comm`
+  const Communicator* comm = nullptr;  // an intracommunicator
+  bool whole_group = false;            // a collective step's: fails with any member
   void* buffer = nullptr;
   std::size_t bytes = 0;
   MessageStatus* status = nullptr;  // the waiting caller's
 
   bool armed_for(const Header& h) const {
     return state == State::kArmed && pattern.matches({h.context, h.source, h.tag});
+  }
+  // Whether the death of world rank `dead` ends it (the request path's
+  // rule, peer_failure.cc: a wildcard or a collective step fails with any
+  // member's death, a named receive with its source's).
+  bool fails_with(int dead) const {
+    if (state != State::kArmed) return false;
+    if (pattern.source != matching::kAnySource && !whole_group) {
+      return comm->peer_world_rank(pattern.source, true) == dead;
+    }
+    for (int w : comm->peer_group(true)) {
+      if (w == dead) return true;
+    }
+    return false;
   }
 };
 

@@ -323,6 +323,48 @@ Status allreduce_doubling(Schedule& s, int tag, const void* mine, void* recvbuf,
   return unpack_step(s, r, have, recvbuf);
 }
 
+// Whether allreduce doubles in a group of n (see allreduce).
+bool doubles(int n, std::size_t bytes) {
+  return n > 1 && (n & (n - 1)) == 0 && (n == 2 || !E().flat_collectives()) &&
+         bytes <= kDoublingMaxBytes;
+}
+
+// A blocking MPI_Allreduce that doubles, of an operand whose packed bytes
+// are the buffer's own: allreduce_doubling's exchanges made here and now
+// (Engine::exchange, which sends and receives small ones without
+// requests), with no schedule written down. The schedule, its steps and
+// its requests were three quarters of an 8-byte allreduce at 2 ranks
+// outside the wait (callgrind, 2026-12-01). The same messages as the
+// schedule's (tag, context, partners, order), so ranks may take either
+// path. Null when the call is not such a one.
+std::optional<Status> allreduce_direct(engine::Communicator* comm, const void* sendbuf,
+                                       void* recvbuf, int count, MPI_Datatype type, MPI_Op op) {
+  if (comm->inter()) return std::nullopt;
+  auto r = reduction_of(op, count, type);
+  if (!r) return r.status();
+  const int n = comm->size();
+  if (r->layout != nullptr || !doubles(n, r->bytes)) return std::nullopt;
+  const std::size_t bytes = r->bytes;
+  auto* have = static_cast<unsigned char*>(recvbuf);
+  if (sendbuf != MPI_IN_PLACE && bytes > 0) std::memcpy(have, sendbuf, bytes);
+  alignas(16) unsigned char theirs[kDoublingMaxBytes];
+  const int me = comm->rank();
+  for (int bit = 1; bit < n; bit <<= 1) {
+    const int partner = me ^ bit;
+    TAGWIRE_RETURN_IF_ERROR(E().collective_exchange(comm, partner, {have, bytes}, partner,
+                                                    {theirs, bytes}, kReduceTag));
+    // The lower run's operand on the left (reduce_packed: inout = in OP
+    // inout), so both partners compute the same bits in rank order.
+    if (partner < me) {
+      TAGWIRE_RETURN_IF_ERROR(reduce_packed(*r, theirs, have));
+    } else {
+      TAGWIRE_RETURN_IF_ERROR(reduce_packed(*r, have, theirs));
+      std::memcpy(have, theirs, bytes);
+    }
+  }
+  return Status::ok();
+}
+
 Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype type, MPI_Op op) {
   if (s.comm()->inter()) return inter_allreduce(s, tag, sendbuf, recvbuf, count, type, op);
@@ -338,9 +380,7 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   // Small operands only: at 1 MiB, two ranks swapping rendezvous messages
   // at once took 1.5 ms where reduce-then-broadcast takes 0.2 (bench/
   // compare --collectives 2, 2026-12-01; not yet understood).
-  const int n = s.comm()->size();
-  if (n > 1 && (n & (n - 1)) == 0 && (n == 2 || !E().flat_collectives()) &&
-      r->bytes <= kDoublingMaxBytes) {
+  if (doubles(s.comm()->size(), r->bytes)) {
     return allreduce_doubling(s, tag, mine, recvbuf, *r);
   }
   auto result = reduce_to_root(s, tag, mine, *r, 0);
@@ -886,6 +926,11 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm) {
+  if (auto c = comm_of(comm); c) {
+    if (auto done = allreduce_direct(*c, sendbuf, recvbuf, count, type, op)) {
+      return done->is_ok() ? MPI_SUCCESS : report(comm, __func__, *done);
+    }
+  }
   return collective(__func__, comm, std::nullopt, kReduceTag, [&](Schedule& s, int tag) {
     return allreduce(s, tag, sendbuf, recvbuf, count, type, op);
   });

@@ -92,6 +92,42 @@ int main(int argc, char** argv) {
   MPI_Cancel(&r);
   MPI_Wait(&r, MPI_STATUS_IGNORE);
 
+  /* Small allreduces on communicators of two (a split of the world into
+   * pairs; an odd rank out alone): the exchange without requests at one
+   * rank while its partner, with a user receive posted, takes the
+   * request path; in place and not, a receive's worth of doubles. */
+  MPI_Comm pair_comm;
+  CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair_comm) == MPI_SUCCESS);
+  int prank = -1, psize = 0;
+  MPI_Comm_rank(pair_comm, &prank);
+  MPI_Comm_size(pair_comm, &psize);
+  int held = -1;
+  MPI_Request posted = MPI_REQUEST_NULL;
+  if (prank == 1) MPI_Irecv(&held, 1, MPI_INT, MPI_ANY_SOURCE, 99, pair_comm, &posted);
+  int pair_ok = 1;
+  for (int round = 0; round < 200; ++round) {
+    double v[16], w[16];
+    for (int i = 0; i < 16; ++i) v[i] = rank * 1000 + round + i;
+    if (MPI_Allreduce(v, w, round % 16 + 1, MPI_DOUBLE, MPI_SUM, pair_comm) != MPI_SUCCESS)
+      pair_ok = 0;
+    long lane = round;
+    if (MPI_Allreduce(MPI_IN_PLACE, &lane, 1, MPI_LONG, MPI_MAX, pair_comm) != MPI_SUCCESS)
+      pair_ok = 0;
+    for (int i = 0; i <= round % 16; ++i) {
+      double want = 0;
+      for (int p = 0; p < psize; ++p) want += ((rank / 2) * 2 + p) * 1000 + round + i;
+      pair_ok &= w[i] == want;
+    }
+    pair_ok &= lane == round;
+  }
+  CHECK(pair_ok);
+  if (prank == 1) {
+    CHECK(held == -1); /* no collective message ever matched it */
+    MPI_Cancel(&posted);
+    MPI_Wait(&posted, MPI_STATUS_IGNORE);
+  }
+  MPI_Comm_free(&pair_comm);
+
   /* Groups and attributes. */
   MPI_Group world, firsts;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
