@@ -323,6 +323,16 @@ Status allreduce_doubling(Schedule& s, int tag, const void* mine, void* recvbuf,
   return unpack_step(s, r, have, recvbuf);
 }
 
+// An allreduce's buffers: NULL with elements to hold was written through
+// (a segfault at 2 ranks, found 2026-12-02).
+Status check_allreduce_buffers(const void* sendbuf, void* recvbuf, std::size_t bytes) {
+  if (bytes > 0 && (recvbuf == nullptr || sendbuf == nullptr)) {
+    return {ErrorCode::kInvalidBuffer, recvbuf == nullptr ? "receive buffer is NULL with a count"
+                                                          : "send buffer is NULL with a count"};
+  }
+  return Status::ok();
+}
+
 // Whether allreduce doubles in a group of n (see allreduce).
 bool doubles(int n, std::size_t bytes) {
   return n > 1 && (n & (n - 1)) == 0 && (n == 2 || !E().flat_collectives()) &&
@@ -343,10 +353,11 @@ std::optional<Status> allreduce_direct(engine::Communicator* comm, const void* s
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
   const int n = comm->size();
-  if (r->layout != nullptr || !doubles(n, r->bytes)) return std::nullopt;
   const std::size_t bytes = r->bytes;
+  if (r->layout != nullptr || !doubles(n, bytes)) return std::nullopt;
+  TAGWIRE_RETURN_IF_ERROR(check_allreduce_buffers(sendbuf, recvbuf, bytes));
   auto* have = static_cast<unsigned char*>(recvbuf);
-  if (sendbuf != MPI_IN_PLACE && bytes > 0) std::memcpy(have, sendbuf, bytes);
+  if (sendbuf != MPI_IN_PLACE && bytes > 0) std::memmove(have, sendbuf, bytes);
   alignas(16) unsigned char theirs[kDoublingMaxBytes];
   const int me = comm->rank();
   for (int bit = 1; bit < n; bit <<= 1) {
@@ -370,6 +381,7 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   if (s.comm()->inter()) return inter_allreduce(s, tag, sendbuf, recvbuf, count, type, op);
   auto r = reduction_of(op, count, type);
   if (!r) return r.status();
+  TAGWIRE_RETURN_IF_ERROR(check_allreduce_buffers(sendbuf, recvbuf, r->bytes));
   // With MPI_IN_PLACE every rank contributes what recvbuf holds (a
   // non-root's send completes in the first round, before the broadcast
   // overwrites it).

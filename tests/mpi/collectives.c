@@ -153,6 +153,8 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   double x = 1, y = 0;
   CHECK(MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD) == MPI_ERR_OP);
+  CHECK(tw_class(MPI_Allreduce(&x, NULL, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)) ==
+        MPI_ERR_BUFFER);
   CHECK(MPI_Bcast(&x, 1, MPI_DOUBLE, n, MPI_COMM_WORLD) == MPI_ERR_RANK);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
