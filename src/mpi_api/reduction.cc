@@ -2,6 +2,9 @@
 #include "mpi_api/reduction.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -60,6 +63,26 @@ Status reduce_pairs(const Reduction& r, const void* in, void* inout) {
   return Status::ok();
 }
 
+// Whether a predefined operation takes a predefined one-value type,
+// remembered after check_op's first trial (0: not yet tried, 1: takes it,
+// 2: refuses it, for which the caller goes the long way round to the
+// error). Relaxed: every thread that tries writes the same answer.
+bool predefined_op_takes(MPI_Op op, MPI_Datatype type) {
+  static std::array<std::array<std::atomic<std::uint8_t>, MPI_FLOAT_INT>, kFirstUserOp> known{};
+  if (op <= MPI_OP_NULL || op >= kFirstUserOp || type <= MPI_DATATYPE_NULL ||
+      type >= MPI_FLOAT_INT) {
+    return false;
+  }
+  std::atomic<std::uint8_t>& answer =
+      known[static_cast<std::size_t>(op)][static_cast<std::size_t>(type)];
+  std::uint8_t a = answer.load(std::memory_order_relaxed);
+  if (a == 0) {
+    a = check_op(op, type).is_ok() ? 1 : 2;
+    answer.store(a, std::memory_order_relaxed);
+  }
+  return a == 1;
+}
+
 }  // namespace
 
 Result<Reduction> operands_of(int count, MPI_Datatype type) {
@@ -82,6 +105,23 @@ Result<Reduction> operands_of(int count, MPI_Datatype type) {
 }
 
 Result<Reduction> reduction_of(MPI_Op op, int count, MPI_Datatype type) {
+  // A predefined operation on a predefined one-value type (nearly every
+  // call): no handle lookups and no trial reduction. They were 420 of an
+  // 8-byte MPI_Allreduce's 2,850 instructions at 2 ranks (callgrind,
+  // 2026-12-02). What operands_of gives such a type: in place, its own
+  // element (MPI_PACKED has none and goes the long way).
+  if (const std::size_t size = value_type_size(type);
+      size != 0 && type != MPI_PACKED && count >= 0 &&
+      static_cast<std::size_t>(count) <= kMaxMessageBytes / size && predefined_op_takes(op, type)) {
+    Reduction r;
+    r.op = op;
+    r.type = type;
+    r.count = static_cast<std::size_t>(count);
+    r.bytes = r.count * size;
+    r.element = type;
+    r.elements = r.count;
+    return r;
+  }
   auto r = operands_of(count, type);
   if (!r) return r;
   r->op = op;

@@ -83,6 +83,54 @@ int main(int argc, char** argv) {
   free(recv);
   free(all);
 
+  /* Alltoall of blocks from 0 to past 8 KiB (small contiguous ones go
+   * without a schedule, the rest through one), 200 rounds so that
+   * successive calls' messages queue up behind each other; rank 0 sends
+   * through a strided datatype every third round (its schedule's messages
+   * meet the direct path's at the other ranks). */
+  int* a2a_out = malloc(sizeof(int) * 8192 * (size_t)n);
+  int* a2a_in = malloc(sizeof(int) * 4096 * (size_t)n);
+  int a2a_ok = 1;
+  for (int round = 0; round < 200; ++round) {
+    const int count = round % 5 == 4 ? 4096 : round % 7; /* 16 KiB: past the direct path */
+    const int strided = rank == 0 && round % 3 == 0 && count > 0;
+    for (int p = 0; p < n; ++p) {
+      for (int i = 0; i < count; ++i) {
+        const int v = round * 1000000 + rank * 10000 + p * 100 + i % 100;
+        if (strided) {
+          a2a_out[p * 8192 + 2 * i] = v;
+          a2a_out[p * 8192 + 2 * i + 1] = -1;
+        } else {
+          a2a_out[p * count + i] = v;
+        }
+      }
+    }
+    memset(a2a_in, 0xff, sizeof(int) * 4096 * (size_t)n);
+    int rc;
+    if (strided) {
+      /* One block: count ints, every other one, blocks 8192 ints apart. */
+      MPI_Datatype column, block;
+      MPI_Type_vector(count, 1, 2, MPI_INT, &column);
+      MPI_Type_create_resized(column, 0, (MPI_Aint)sizeof(int) * 8192, &block);
+      MPI_Type_commit(&block);
+      rc = MPI_Alltoall(a2a_out, 1, block, a2a_in, count, MPI_INT, MPI_COMM_WORLD);
+      MPI_Type_free(&block);
+      MPI_Type_free(&column);
+    } else {
+      rc = MPI_Alltoall(a2a_out, count, MPI_INT, a2a_in, count, MPI_INT, MPI_COMM_WORLD);
+    }
+    a2a_ok &= rc == MPI_SUCCESS;
+    for (int p = 0; p < n; ++p) {
+      for (int i = 0; i < count; ++i) {
+        a2a_ok &= a2a_in[p * count + i] == round * 1000000 + p * 10000 + rank * 100 + i % 100;
+      }
+    }
+    a2a_ok &= count == 4096 || a2a_in[n * count] == -1; /* nothing past the blocks */
+  }
+  CHECK(a2a_ok);
+  free(a2a_out);
+  free(a2a_in);
+
   /* Collectives never match user point-to-point on the same communicator. */
   int user = 555, bc = rank == 0 ? 777 : 0;
   MPI_Request r;

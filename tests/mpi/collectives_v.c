@@ -207,6 +207,24 @@ int main(int argc, char** argv) {
   CHECK(tw_class(MPI_Op_free(&predefined)) == MPI_ERR_OP);
   CHECK(tw_class(MPI_Op_commutative(freed, &commute)) == MPI_ERR_OP);
   CHECK(tw_class(MPI_Reduce_local(in3, io3, 3, MPI_INT, freed)) == MPI_ERR_OP);
+  /* A predefined operation a type does not take, a null one, a negative
+   * count: refused every time (whether an operation takes a type is
+   * remembered after the first ask); one it takes, between them. */
+  for (int twice = 0; twice < 2; ++twice) {
+    double dd = 1.0, de = 2.0;
+    CHECK(tw_class(MPI_Reduce_local(&dd, &de, 1, MPI_DOUBLE, MPI_BXOR)) == MPI_ERR_OP);
+    CHECK(tw_class(MPI_Allreduce(&dd, &de, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD)) == MPI_ERR_OP);
+    CHECK(tw_class(MPI_Allreduce(&dd, &de, 1, MPI_DOUBLE, MPI_OP_NULL, MPI_COMM_WORLD)) ==
+          MPI_ERR_OP);
+    CHECK(tw_class(MPI_Allreduce(&dd, &de, -1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)) ==
+          MPI_ERR_COUNT);
+    CHECK(MPI_Reduce_local(&dd, &de, 1, MPI_DOUBLE, MPI_SUM) == MPI_SUCCESS && de == 3.0);
+    unsigned char bytes_in = 0x0f, bytes_io = 0xf0;
+    CHECK(MPI_Reduce_local(&bytes_in, &bytes_io, 1, MPI_BYTE, MPI_BXOR) == MPI_SUCCESS &&
+          bytes_io == 0xff);
+    float f = 1.0f, g = 2.0f;
+    CHECK(tw_class(MPI_Reduce_local(&f, &g, 1, MPI_FLOAT, MPI_BOR)) == MPI_ERR_OP && g == 2.0f);
+  }
   CHECK(tw_class(MPI_Scatter(table, 1, MPI_INT, got, 1, MPI_INT, n, MPI_COMM_WORLD)) ==
         MPI_ERR_RANK);
   CHECK(tw_class(MPI_Reduce_scatter(vec, got, NULL, MPI_INT, MPI_SUM, MPI_COMM_WORLD)) ==
