@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "engine/scratch_pool.h"
 
 namespace tagwire::engine {
 
@@ -101,7 +102,8 @@ class Schedule {
   }
   // Bytes that live as long as the schedule: received parts, a reduction's
   // accumulator, a copy of an in-place buffer. Small ones come from the
-  // schedule's own bytes (a schedule never moves: it cannot be copied).
+  // schedule's own bytes (a schedule never moves: it cannot be copied),
+  // large ones from ScratchPool, which keeps them mapped for the next call.
   unsigned char* scratch(std::size_t bytes) {
     const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 15) & ~std::size_t{15};
     if (rounded <= sizeof(inline_scratch_) - inline_used_) {
@@ -109,7 +111,7 @@ class Schedule {
       inline_used_ += rounded;
       return out;
     }
-    scratch_.push_back(std::make_unique_for_overwrite<unsigned char[]>(rounded));
+    scratch_.push_back(ScratchPool::take(rounded));
     return scratch_.back().get();
   }
   // A copy of `bytes` at `data`, taken now.
@@ -141,7 +143,7 @@ class Schedule {
   std::vector<Step> steps_;
   std::vector<std::size_t> round_ends_;
   std::vector<std::function<Status()>> after_;
-  std::vector<std::unique_ptr<unsigned char[]>> scratch_;
+  std::vector<ScratchPool::Block> scratch_;  // large ones kept for the next call
   // A small collective's scratch (an 8-byte allreduce's operands) without
   // an allocation each; aligned as malloc's would be.
   alignas(16) unsigned char inline_scratch_[256];

@@ -48,6 +48,33 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&prod, &prod_all, 1, MPI_FLOAT, MPI_PROD, MPI_COMM_WORLD);
   CHECK(prod_all == (float)(1 << n));
 
+  /* Large allreduces (2.4 MB of doubles: rendezvous-sized exchanges),
+   * from a send buffer and in place, twice each (the second call reuses
+   * the first's scratch), and a minimum. */
+  {
+    const int big_n = 300000;
+    double* in = malloc(sizeof(double) * big_n);
+    double* out = malloc(sizeof(double) * big_n);
+    int big_ok = 1;
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < big_n; ++i) in[i] = rank + i * 0.25 + round;
+      memset(out, 0, sizeof(double) * big_n);
+      big_ok &= MPI_Allreduce(in, out, big_n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS;
+      big_ok &= MPI_Allreduce(MPI_IN_PLACE, in, big_n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) ==
+                MPI_SUCCESS;
+      for (int i = 0; i < big_n; ++i) {
+        big_ok &= out[i] == (double)n * (n - 1) / 2 + n * (i * 0.25 + round);
+        big_ok &= in[i] == (n - 1) + i * 0.25 + round;
+      }
+    }
+    for (int i = 0; i < big_n; ++i) in[i] = rank * 3 + i % 7;
+    big_ok &= MPI_Allreduce(in, out, big_n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD) == MPI_SUCCESS;
+    for (int i = 0; i < big_n; ++i) big_ok &= out[i] == i % 7;
+    CHECK(big_ok);
+    free(in);
+    free(out);
+  }
+
   /* Gather, Allgather (also in place), Alltoall (also in place). */
   int* all = malloc(sizeof(int) * 2 * (size_t)n);
   int pair[2] = {rank, rank * rank};

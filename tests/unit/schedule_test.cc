@@ -1,7 +1,8 @@
 // A collective's schedule as written down (engine/schedule.h): rounds
 // split where next_round says and only there, a copy is a step of its own
 // kind carrying its source, and scratch is distinct, aligned and lasting
-// whether it comes from the schedule's own bytes or the heap.
+// whether it comes from the schedule's own bytes or the heap, and large
+// scratch is kept for the next schedule (ScratchPool).
 #include "engine/schedule.h"
 
 #include <gtest/gtest.h>
@@ -96,6 +97,65 @@ TEST(Schedule, ScratchIsDistinctAlignedAndKeepsItsBytes) {
   const char text[] = "kept";
   unsigned char* kept = s.keep(text, sizeof text);
   EXPECT_EQ(std::memcmp(kept, text, sizeof text), 0);
+}
+
+// Large scratch goes back to the pool when its schedule ends and is
+// handed out again (the pages stay mapped: scratch_pool.h); small scratch
+// and blocks past the pool's limit never enter it; the pool keeps at most
+// its bytes and blocks, freeing the oldest first.
+TEST(ScratchPool, LargeBlocksComeBackAndAreReused) {
+  ScratchPool::clear();
+  unsigned char* first = nullptr;
+  {
+    Schedule s(nullptr);
+    first = s.scratch(1 << 20);
+    std::memset(first, 7, 1 << 20);
+    s.scratch(4096);  // below kPooledFrom: malloc's
+    EXPECT_EQ(ScratchPool::kept_blocks(), 0u);
+  }
+  EXPECT_EQ(ScratchPool::kept_blocks(), 1u);
+  EXPECT_EQ(ScratchPool::kept_bytes(), std::size_t{1} << 20);
+  {
+    Schedule s(nullptr);
+    // Two at once: the kept one for the first, a new one for the second.
+    unsigned char* again = s.scratch((1 << 20) - 100);
+    unsigned char* other = s.scratch(1 << 20);
+    EXPECT_EQ(again, first);
+    EXPECT_NE(other, first);
+    EXPECT_EQ(ScratchPool::kept_blocks(), 0u);
+  }
+  EXPECT_EQ(ScratchPool::kept_blocks(), 2u);
+  // The smallest block that fits is taken, not the first one kept.
+  auto big = ScratchPool::take(std::size_t{8} << 20);
+  big.reset();
+  auto fits = ScratchPool::take(std::size_t{1} << 20);
+  EXPECT_EQ(fits.get_deleter().size, std::size_t{1} << 20);
+  fits.reset();
+  ScratchPool::clear();
+  EXPECT_EQ(ScratchPool::kept_bytes(), 0u);
+}
+
+TEST(ScratchPool, KeepsNoMoreThanItsLimits) {
+  ScratchPool::clear();
+  {
+    auto huge = ScratchPool::take(ScratchPool::kKeptBytes + 1);  // past the limit: freed
+  }
+  EXPECT_EQ(ScratchPool::kept_blocks(), 0u);
+  {
+    std::vector<ScratchPool::Block> many;
+    for (std::size_t i = 0; i < ScratchPool::kKeptBlocks + 4; ++i) {
+      many.push_back(ScratchPool::take(ScratchPool::kPooledFrom));
+    }
+  }
+  EXPECT_EQ(ScratchPool::kept_blocks(), ScratchPool::kKeptBlocks);
+  {
+    // Four blocks of a quarter of the limit each push every older one out.
+    std::vector<ScratchPool::Block> quarters;
+    for (int i = 0; i < 4; ++i) quarters.push_back(ScratchPool::take(ScratchPool::kKeptBytes / 4));
+  }
+  EXPECT_EQ(ScratchPool::kept_blocks(), 4u);
+  EXPECT_EQ(ScratchPool::kept_bytes(), ScratchPool::kKeptBytes);
+  ScratchPool::clear();
 }
 
 }  // namespace
