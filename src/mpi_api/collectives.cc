@@ -369,9 +369,16 @@ Status check_allreduce_buffers(const void* sendbuf, void* recvbuf, std::size_t b
   return Status::ok();
 }
 
+// Where ranks outnumber cores, the operand size from which allreduce
+// doubles all the same: 4 ranks on 2 cores, 64 KiB took 105-112 us
+// doubling against 106-132 flat, 1 MiB 651-765 against 862-937; at 16 KiB
+// and below flat was level or ahead (coll_latency, 2026-12-02).
+constexpr std::size_t kDoublingCrowdedFromBytes = std::size_t{64} << 10;
+
 // Whether allreduce doubles in a group of n (see allreduce).
-bool doubles(int n) {
-  return n > 1 && (n & (n - 1)) == 0 && (n == 2 || !E().flat_collectives());
+bool doubles(int n, std::size_t bytes) {
+  return n > 1 && (n & (n - 1)) == 0 &&
+         (n == 2 || !E().flat_collectives() || bytes >= kDoublingCrowdedFromBytes);
 }
 
 // A blocking MPI_Allreduce that doubles, of an operand whose packed bytes
@@ -389,7 +396,7 @@ std::optional<Status> allreduce_direct(engine::Communicator* comm, const void* s
   if (!r) return r.status();
   const int n = comm->size();
   const std::size_t bytes = r->bytes;
-  if (r->layout != nullptr || !doubles(n) || bytes > kDirectAllreduceMaxBytes) {
+  if (r->layout != nullptr || !doubles(n, bytes) || bytes > kDirectAllreduceMaxBytes) {
     return std::nullopt;
   }
   TAGWIRE_RETURN_IF_ERROR(check_allreduce_buffers(sendbuf, recvbuf, bytes));
@@ -425,12 +432,13 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   // Where every rank has a core (and always at 2 ranks, where both shapes
   // keep both ranks busy alike), a power-of-two group doubles; flat, the
-  // ranks that would swap must each be scheduled every round.
+  // ranks that would swap must each be scheduled every round, which only
+  // a large operand's copies outweigh (kDoublingCrowdedFromBytes).
   // Any size: log2 n exchanges of the whole operand where the tree moves
   // it 2 log2 n times. (Once capped at 8 KiB: at 1 MiB two ranks took 8.6
   // ms, every call faulting its 2 MiB of fresh scratch in page by page;
   // engine/scratch_pool.h keeps it now, and the common case needs none.)
-  if (doubles(s.comm()->size())) {
+  if (doubles(s.comm()->size(), r->bytes)) {
     return allreduce_doubling(s, tag, mine, recvbuf, *r);
   }
   auto result = reduce_to_root(s, tag, mine, *r, 0);
