@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "common/cached_copy.h"
 #include "common/log.h"
 #include "engine/engine.h"
 #include "engine/idle_backoff.h"
@@ -417,9 +418,9 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
   if (is_dead(peer)) return peer_failed_status(peer);
   if (at->view != nullptr) {  // mapped here: the access is complete at once
     if (put) {
-      std::memcpy(at->view, origin.data(), origin.size());
+      copy_cached(at->view, origin.data(), origin.size());
     } else {
-      std::memcpy(origin.data(), at->view, origin.size());
+      copy_cached(origin.data(), at->view, origin.size());
     }
     return Status::ok();
   }
