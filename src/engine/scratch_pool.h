@@ -37,7 +37,7 @@ class ScratchPool {
   // that fits, or a new one.
   static Block take(std::size_t bytes);
 
-  // What the pool holds now (tests, MPI_T-free introspection).
+  // What the pool holds now (tests).
   static std::size_t kept_bytes();
   static std::size_t kept_blocks();
   // Frees every kept block (tests).

@@ -311,15 +311,14 @@ Status allreduce_doubling_in_recvbuf(Schedule& s, int tag, const void* mine, voi
   for (int bit = 1; bit < n; bit <<= 1) {
     const int partner = me ^ bit;
     const bool first = bit == 1;
-    const void* out = first ? mine : acc;
-    // Into recvbuf in the first round unless it is what goes out.
-    const void* in = first && mine != recvbuf ? mine : nullptr;
-    if (in == nullptr && theirs == nullptr) theirs = s.scratch(bytes);
-    s.send(out, bytes, partner, tag);
-    s.receive(in != nullptr ? acc : theirs, bytes, partner, tag);
+    // First round, not in place: the partner's operand lands in recvbuf
+    // while `mine` stays where it is; otherwise it lands in scratch.
+    const bool into_acc = first && mine != recvbuf;
+    if (!into_acc && theirs == nullptr) theirs = s.scratch(bytes);
+    s.send(first ? mine : acc, bytes, partner, tag);
+    s.receive(into_acc ? acc : theirs, bytes, partner, tag);
     s.next_round();
-    // acc = other OP acc, where other is what did not land in acc.
-    const void* other = in != nullptr ? in : theirs;
+    const void* other = into_acc ? mine : theirs;  // acc = other OP acc
     s.local([r, other, acc] { return reduce_packed(r, other, acc); });
   }
   return Status::ok();

@@ -110,14 +110,13 @@ Result<Reduction> reduction_of(MPI_Op op, int count, MPI_Datatype type) {
   // 8-byte MPI_Allreduce's 2,850 instructions at 2 ranks (callgrind,
   // 2026-12-02). What operands_of gives such a type: in place, its own
   // element (MPI_PACKED has none and goes the long way).
-  if (const std::size_t size = value_type_size(type);
-      size != 0 && type != MPI_PACKED && count >= 0 &&
-      static_cast<std::size_t>(count) <= kMaxMessageBytes / size && predefined_op_takes(op, type)) {
+  if (const auto bytes = value_bytes(count, type);
+      bytes && type != MPI_PACKED && predefined_op_takes(op, type)) {
     Reduction r;
     r.op = op;
     r.type = type;
     r.count = static_cast<std::size_t>(count);
-    r.bytes = r.count * size;
+    r.bytes = *bytes;
     r.element = type;
     r.elements = r.count;
     return r;

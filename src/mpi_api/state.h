@@ -344,6 +344,16 @@ static_assert(fortran_sizes_are_c_sizes(), "a Fortran type's size is its C equiv
              ? detail::kTypeSizes[static_cast<std::size_t>(datatype)]
              : 0;
 }
+// The packed bytes of `count` elements of a predefined value type (the
+// buffer's own, value_type_size apart); nullopt for a negative count or
+// any other type. No bound to check: an int count of values of at most
+// 32 bytes stays under 2^36, far inside kMaxMessageBytes.
+[[gnu::always_inline]] inline std::optional<std::size_t> value_bytes(int count,
+                                                                     MPI_Datatype datatype) {
+  const std::size_t size = value_type_size(datatype);
+  if (size == 0 || count < 0) return std::nullopt;
+  return static_cast<std::size_t>(count) * size;
+}
 
 // True for a type MPI_Type_create_f90_* made: predefined, never freed
 // (f90_types.cc).

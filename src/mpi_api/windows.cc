@@ -67,8 +67,8 @@ Status delete_attribute(MPI_Win win, int keyval, void* value) {
 // layout to look up. 0 for any other (and for none), which RmaPlan takes.
 [[gnu::always_inline]] inline std::size_t plain_bytes(int origin_count, MPI_Datatype origin_type,
                                                       int target_count, MPI_Datatype target_type) {
-  if (origin_type != target_type || origin_count != target_count || origin_count < 0) return 0;
-  return static_cast<std::size_t>(origin_count) * value_type_size(origin_type);  // < 2^35
+  if (origin_type != target_type || origin_count != target_count) return 0;
+  return value_bytes(origin_count, origin_type).value_or(0);
 }
 
 // A put or get of any datatypes: the origin's packed bytes, moved piece
