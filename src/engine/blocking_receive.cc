@@ -22,6 +22,25 @@ Status Engine::receive(void* buffer, std::size_t bytes, int source, int tag, Com
   return wait(*r, status);
 }
 
+bool Engine::sendrecv_unnamed(const void* out, std::size_t out_bytes, int dest, int send_tag,
+                              void* in, std::size_t in_bytes, int source, int recv_tag,
+                              Communicator* comm, MessageStatus* status, Status* result) {
+  // A receive the request path would refuse must not follow a message
+  // already sent: that path reports both halves' errors before either
+  // starts.
+  if (!check_request(RequestKind::kReceive, in, in_bytes, source, recv_tag, comm, false).is_ok()) {
+    return false;
+  }
+  Status failed;
+  if (!send_unnamed(out, out_bytes, dest, send_tag, comm, SendMode::kStandard, &failed)) {
+    return false;
+  }
+  // (A refused send argument: nothing went, and the request path says why.)
+  if (!failed.is_ok()) return false;
+  *result = receive(in, in_bytes, source, recv_tag, comm, status);
+  return true;
+}
+
 bool Engine::receive_unnamed(void* buffer, std::size_t bytes, int source, int tag,
                              Communicator* comm, MessageStatus* status, bool collective) {
   // Only where the arrival path can see every receive: no NIC matching

@@ -170,6 +170,14 @@ class Engine final : public transport::Receiver,
               MessageStatus* status);
   Status receive(void* buffer, std::size_t bytes, int source, int tag, Communicator* comm,
                  MessageStatus* status);
+  // A sendrecv whose send goes eager at once: sent with no request, then
+  // received as receive() does (blocking_receive.cc), the receive's
+  // arguments checked before anything goes. False, having done nothing,
+  // when the call needs requests; true with the call's result otherwise
+  // (receive()'s split of errors).
+  bool sendrecv_unnamed(const void* out, std::size_t out_bytes, int dest, int send_tag, void* in,
+                        std::size_t in_bytes, int source, int recv_tag, Communicator* comm,
+                        MessageStatus* status, Status* result);
 
   // Persistent requests: inactive until start().
   Result<Request*> send_init(const void* buffer, std::size_t bytes, int dest, int tag,

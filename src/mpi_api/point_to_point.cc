@@ -480,6 +480,20 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
+  // On MPI_COMM_WORLD with predefined types, an eager send goes without a
+  // request and the receive as MPI_Recv's: two persistent requests made,
+  // started, waited for and freed were a third of an 8-byte exchange.
+  engine::Communicator* c = world_comm_of(comm);
+  if (auto out = predefined_bytes(sendcount, sendtype), in = predefined_bytes(recvcount, recvtype);
+      c != nullptr && out && in) {
+    engine::MessageStatus st;
+    if (Status s; E().sendrecv_unnamed(sendbuf, *out, dest, sendtag, recvbuf, *in, source, recvtag,
+                                       c, &st, &s)) {
+      if (!s.is_ok()) return report(comm, __func__, s);
+      to_mpi_status(st, status);
+      return st.error.is_ok() ? MPI_SUCCESS : report(comm, __func__, st.error);
+    }
+  }
   // Both halves are checked (as persistent requests) before either starts:
   // a bad send argument must not leave a receive posted behind the error,
   // where it would take a later message.

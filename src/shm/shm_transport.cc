@@ -293,6 +293,7 @@ class ShmTransportImpl final : public transport::Transport {
     ++counters_.messages_sent;
     const bool wake = delivery == transport::Delivery::kWake || options_.wake_on_every_message;
     if (to.backlog.empty() && to.producer.push(header, payload)) {
+      pushed(to);
       if (wake) wake_peer(to);
       return Issued::kDone;
     }
@@ -314,6 +315,7 @@ class ShmTransportImpl final : public transport::Transport {
     if (to == nullptr || !to->backlog.empty() || !to->producer.push(header, payload)) {
       return false;
     }
+    pushed(*to);
     ++counters_.messages_sent;
     return true;
   }
@@ -433,7 +435,8 @@ class ShmTransportImpl final : public transport::Transport {
     RingRecord record;
     for (auto& consumer : consumers_) {
       // A bounded batch per ring per call: one sender cannot starve the rest.
-      for (unsigned k = 0; k < kBatch && consumer.peek(&record); ++k) {
+      unsigned k = 0;
+      for (; k < kBatch && consumer.peek(&record); ++k) {
         ++n;
         if (record.header.empty()) {
           help(static_cast<PeerId>(&consumer - consumers_.data()), record.payload);
@@ -442,6 +445,10 @@ class ShmTransportImpl final : public transport::Transport {
           if (receiver_ != nullptr) receiver_->on_message(record.header, record.payload);
         }
         consumer.release();
+      }
+      if (const auto from = static_cast<std::size_t>(&consumer - consumers_.data());
+          k != 0 && from < peers_.size()) {
+        peers_[from].heard_since_push = true;
       }
     }
     if (peers_with_backlog_ != 0) n += drain_backlogs();
@@ -505,7 +512,19 @@ class ShmTransportImpl final : public transport::Transport {
     std::deque<Backlogged> backlog;
     std::map<std::uint32_t, SharedSegment> words;  // their atomic words, attached on first CAS
     bool dead = false;
+    // Whether a record from this peer arrived since the last push to it
+    // (pushed() says why).
+    bool heard_since_push = true;
   };
+
+  // After a push to `to`. A stream (nothing heard from `to` since the
+  // previous push: a window of sends, a backlog draining) asks for the
+  // next cell ahead; an exchange (`to` spoke since, so it has caught up
+  // and polls that very cell) leaves it be (RingProducer::prefetch_next).
+  static void pushed(Peer& to) {
+    if (!to.heard_since_push) to.producer.prefetch_next();
+    to.heard_since_push = false;
+  }
 
   // Whether the rings carry a record of this header and payload (send()
   // says which limit a refused one breaks).
@@ -789,6 +808,7 @@ class ShmTransportImpl final : public transport::Transport {
       if (p.backlog.empty()) continue;
       while (!p.backlog.empty() &&
              p.producer.push(p.backlog.front().header, p.backlog.front().payload)) {
+        pushed(p);
         Backlogged sent = std::move(p.backlog.front());
         p.backlog.pop_front();
         if (p.backlog.empty()) --peers_with_backlog_;

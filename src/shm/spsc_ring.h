@@ -108,9 +108,21 @@ class RingProducer {
     }
     write_record(offset, header, payload);
     tail_ += need;
-    prefetch_for_write(data_ + (tail_ & mask_));
     return true;
   }
+
+  // Asks for the next record's cell in exclusive state, ahead of the next
+  // push: the consumer read that line last lap, and a store to it waits
+  // for the line to come back from the consumer's core. Without this, a
+  // stream's next message's stores queue behind that one, and the first
+  // of its loads the CPU cannot serve from its store buffer waits for all
+  // of them (perf put a third of the sender's time there, in an 8-byte
+  // window test). Only for a stream: a consumer that has caught up polls
+  // exactly that cell, so the line is taken from under its poll and must
+  // come back before the next record can go (a ping-pong's round trip
+  // 0.91 -> 0.72 us, an 8-byte allreduce 0.62 -> 0.41, without it;
+  // docs/shared-memory.md). The caller knows which case it is in.
+  void prefetch_next() const { prefetch_for_write(data_ + (tail_ & mask_)); }
 
   // Whether a record of this size would fit now (reads the consumer's
   // progress when the cached copy says no).
@@ -138,13 +150,7 @@ class RingProducer {
             std::memory_order_release);
   }
 
-  // Asks for the next record's cell, in exclusive state, ahead of the
-  // next push: the consumer read that line last lap, and a store to it
-  // waits for the line to come back from the consumer's core. Without
-  // this, the next message's own stores queue behind it and the first of
-  // its loads the CPU cannot serve from its store buffer waits for all of
-  // them (perf put a third of the sender's time there, in an 8-byte window
-  // test). PREFETCHW (0F 0D /1) is a no-op on x86 CPUs without it.
+  // PREFETCHW (0F 0D /1) is a no-op on x86 CPUs without it.
   static void prefetch_for_write(const std::uint8_t* cell) {
 #if defined(__x86_64__)
     asm volatile("prefetchw %0" : : "m"(*cell));

@@ -52,6 +52,77 @@ static void test_ring(int count) {
   free(in);
 }
 
+/* MPI_Sendrecv's two paths (an eager send without requests, else two
+ * requests) must not differ in what the call returns, receives or sends. */
+static void test_sendrecv_paths(void) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int counts[] = {0, 1, 2, 1024, 20000}; /* 80 KB: past every eager threshold */
+  int* out = malloc(sizeof(int) * 20000);
+  int* in = malloc(sizeof(int) * 20000);
+  MPI_Status st;
+  for (int round = 0; round < 40; ++round) {
+    const int count = counts[round % 5];
+    for (int i = 0; i < count; ++i) out[i] = rank * 7919 + round + i;
+    /* Different tags both ways; every other round from MPI_ANY_SOURCE. */
+    const int source = round % 2 ? MPI_ANY_SOURCE : left();
+    int rc = MPI_Sendrecv(out, count, MPI_INT, right(), 100 + round, in, 20000, MPI_INT, source,
+                          100 + round, MPI_COMM_WORLD, &st);
+    int got = -1, ok = 1;
+    MPI_Get_count(&st, MPI_INT, &got);
+    for (int i = 0; i < count; ++i) ok &= in[i] == left() * 7919 + round + i;
+    CHECK(rc == MPI_SUCCESS && got == count && st.MPI_SOURCE == left() &&
+          st.MPI_TAG == 100 + round && ok);
+  }
+  /* A message already waiting when the call starts (the unexpected queue). */
+  MPI_Send(out, 3, MPI_INT, right(), 150, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int two[2] = {rank, -rank}, back[2] = {0, 0};
+  CHECK(MPI_Sendrecv(two, 0, MPI_INT, right(), 151, in, 3, MPI_INT, left(), 150, MPI_COMM_WORLD,
+                     &st) == MPI_SUCCESS &&
+        st.MPI_TAG == 150);
+  CHECK(MPI_Recv(back, 2, MPI_INT, left(), 151, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+  /* To and from itself. */
+  CHECK(MPI_Sendrecv(two, 2, MPI_INT, rank, 152, back, 2, MPI_INT, rank, 152, MPI_COMM_WORLD,
+                     &st) == MPI_SUCCESS &&
+        back[0] == rank && back[1] == -rank && st.MPI_SOURCE == rank);
+  /* MPI_PROC_NULL either way. */
+  back[0] = 77;
+  CHECK(MPI_Sendrecv(two, 2, MPI_INT, MPI_PROC_NULL, 153, back, 2, MPI_INT, MPI_PROC_NULL, 153,
+                     MPI_COMM_WORLD, &st) == MPI_SUCCESS &&
+        st.MPI_SOURCE == MPI_PROC_NULL && back[0] == 77);
+  /* Truncation: the error, and the rest of the traffic unharmed. */
+  int rc =
+      MPI_Sendrecv(out, 8, MPI_INT, right(), 154, in, 4, MPI_INT, left(), 154, MPI_COMM_WORLD, &st);
+  CHECK(tw_class(rc) == MPI_ERR_TRUNCATE);
+  /* A refused receive argument sends nothing: the right neighbour finds no
+   * message with the send's tag after a barrier. */
+  rc = MPI_Sendrecv(two, 2, MPI_INT, right(), 155, back, 2, MPI_INT, left(), -5, MPI_COMM_WORLD,
+                    &st);
+  CHECK(tw_class(rc) == MPI_ERR_TAG);
+  rc = MPI_Sendrecv(two, 2, MPI_INT, right(), 155, back, -2, MPI_INT, left(), 155, MPI_COMM_WORLD,
+                    &st);
+  CHECK(tw_class(rc) == MPI_ERR_COUNT);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int flag = 1;
+  MPI_Iprobe(left(), 155, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  CHECK(flag == 0);
+  /* ... and a refused send argument receives nothing. */
+  MPI_Send(two, 2, MPI_INT, right(), 156, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  rc = MPI_Sendrecv(two, 2, MPI_INT, right(), -1, back, 2, MPI_INT, left(), 156, MPI_COMM_WORLD,
+                    &st);
+  CHECK(tw_class(rc) == MPI_ERR_TAG);
+  flag = 0;
+  MPI_Iprobe(left(), 156, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  CHECK(flag == 1);
+  CHECK(MPI_Recv(back, 2, MPI_INT, left(), 156, MPI_COMM_WORLD, &st) == MPI_SUCCESS &&
+        back[0] == left());
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  free(out);
+  free(in);
+}
+
 static void test_sendrecv_and_modes(void) {
   double out = rank + 0.5, in = -1;
   MPI_Status st;
@@ -356,6 +427,7 @@ int main(int argc, char** argv) {
   test_ring(10);
   test_ring(100000); /* rendezvous */
   test_sendrecv_and_modes();
+  test_sendrecv_paths();
   test_spec_probe_example();
   test_probe_mprobe();
   test_persistent();
