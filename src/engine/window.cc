@@ -247,13 +247,13 @@ Status Engine::take_flush_errors(Window* w, int target, std::unique_lock<EngineL
   return first;
 }
 
-Status Engine::win_flush(Window* w, int target) {
+Status Engine::win_flush_waiting(Window* w, int target) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
   {
     // Every access since the last flush was done in place (a memcpy or a
     // CPU atomic on a mapped window): nothing to wait for, one lock taken
     // (three, through the general path below, on every MPI_Fetch_and_op +
-    // flush over shared memory).
+    // flush over shared memory); only errors to report.
     std::unique_lock lock(mutex_);
     if (w->pending == 0 && !w->unflushed) return take_flush_errors(w, target, lock);
   }
@@ -331,10 +331,7 @@ Result<RmaTarget> Engine::rma_target(Window* w, std::size_t bytes, int target, s
   TAGWIRE_RETURN_IF_ERROR(check_peer(w->comm, target, false, "target"));
   if (target == kProcNull) return RmaTarget{};
   const auto t = static_cast<std::size_t>(target);
-  if (!w->epoch_open && !w->locked_all && w->locks[t] == HeldLock::kNone &&
-      !(w->access_open && w->in_access_group[t] != 0)) {
-    return outside_epoch(what, target);
-  }
+  if (!w->may_access(t)) return outside_epoch(what, target);
   if (w->dynamic) {  // `disp` + `offset` is an address in `region` (dynamic_region checked it)
     const std::uint64_t address = disp + static_cast<std::uint64_t>(offset);
     if (region == nullptr) return RmaTarget{address, {}, nullptr};  // no bytes
@@ -342,20 +339,36 @@ Result<RmaTarget> Engine::rma_target(Window* w, std::size_t bytes, int target, s
                      region->view != nullptr ? region->view + (address - region->base) : nullptr};
   }
   const RemoteWindow& rw = w->ranks[t];
-  const std::uint64_t unit = static_cast<std::uint64_t>(rw.disp_unit);
-  std::uint64_t start = 0;
-  const bool overflows = __builtin_mul_overflow(disp, unit, &start);
-  // Unsigned: a piece before the window wraps around to a huge offset.
-  const std::uint64_t at = start + static_cast<std::uint64_t>(offset);
-  if (overflows || (offset >= 0) != (at >= start) || at > rw.size || bytes > rw.size - at)
-      [[unlikely]] {
-    return outside_window(what, bytes, disp, unit, offset, target, rw.size);
+  std::uint64_t at = 0;
+  if (!rw.place(disp, offset, bytes, &at)) [[unlikely]] {
+    return outside_window(what, bytes, disp, static_cast<std::uint64_t>(rw.disp_unit), offset,
+                          target, rw.size);
   }
   return RmaTarget{rw.base + at, rw.key, rw.view != nullptr ? rw.view + at : nullptr};
 }
 
+std::uint8_t* Engine::mapped_access(Window* w, std::size_t bytes, int target, std::uint64_t disp,
+                                    std::ptrdiff_t offset) const {
+  const auto t = static_cast<std::size_t>(target);  // (negative: past every rank)
+  if (w == nullptr || w->dynamic || t >= w->ranks.size()) return nullptr;
+  const RemoteWindow& rw = w->ranks[t];
+  std::uint64_t at = 0;
+  if (rw.view == nullptr || !w->may_access(t) || !rw.place(disp, offset, bytes, &at) ||
+      is_dead(w->comm->world_rank(target))) {
+    return nullptr;
+  }
+  return rw.view + at;
+}
+
 Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target, std::uint64_t disp,
                    std::ptrdiff_t offset) {
+  if (origin != nullptr) {
+    std::lock_guard lock(mutex_);
+    if (std::uint8_t* here = mapped_access(w, bytes, target, disp, offset)) {
+      copy_cached(here, origin, bytes);
+      return Status();
+    }
+  }
   // A put only reads `origin`: the cast lets one path issue both.
   return rma(w, {static_cast<std::uint8_t*>(const_cast<void*>(origin)), bytes}, target, disp,
              offset, true);
@@ -363,6 +376,13 @@ Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target,
 
 Status Engine::get(Window* w, void* origin, std::size_t bytes, int target, std::uint64_t disp,
                    std::ptrdiff_t offset) {
+  if (origin != nullptr) {
+    std::lock_guard lock(mutex_);
+    if (const std::uint8_t* here = mapped_access(w, bytes, target, disp, offset)) {
+      copy_cached(origin, here, bytes);
+      return Status();
+    }
+  }
   return rma(w, {static_cast<std::uint8_t*>(origin), bytes}, target, disp, offset, false);
 }
 

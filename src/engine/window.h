@@ -54,6 +54,19 @@ struct RemoteWindow {
   // puts, gets and swaps there are a memcpy or a CPU atomic.
   std::uint8_t* view = nullptr;
   std::uint64_t* lock_view = nullptr;
+
+  // Where `bytes` at displacement `disp` (in disp_unit) plus `offset`
+  // bytes begin, counted from the window's start, into `at`; false when
+  // any of them lies outside it (or the arithmetic overflows).
+  bool place(std::uint64_t disp, std::ptrdiff_t offset, std::size_t bytes,
+             std::uint64_t* at) const {
+    std::uint64_t start = 0;
+    const bool overflows =
+        __builtin_mul_overflow(disp, static_cast<std::uint64_t>(disp_unit), &start);
+    // Unsigned: a piece before the window wraps around to a huge offset.
+    *at = start + static_cast<std::uint64_t>(offset);
+    return !overflows && (offset >= 0) == (*at >= start) && *at <= size && bytes <= size - *at;
+  }
 };
 
 // Dynamic windows (window_dynamic.cc): memory attached to a rank after
@@ -190,6 +203,12 @@ struct Window {
   // flush of a live target (ULFM's rule: an operation with live ranks
   // succeeds).
   Status lost;
+
+  // Whether an epoch of any kind lets this rank access target `t` now.
+  bool may_access(std::size_t t) const {
+    return epoch_open || locked_all || locks[t] != HeldLock::kNone ||
+           (access_open && in_access_group[t] != 0);
+  }
 };
 
 }  // namespace tagwire::engine

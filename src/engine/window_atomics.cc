@@ -40,6 +40,25 @@ bool Engine::takes_word_atomics(const Window* w) {
   return w != nullptr && (w->word_atomics || w->view_atomics);
 }
 
+namespace {
+
+// A CPU atomic on an aligned word every rank maps: the old value.
+std::uint64_t update_mapped_word(std::uint8_t* here, const Engine::WordUpdate& how,
+                                 std::uint64_t operand) {
+  std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(here));
+  if (how.kind == Engine::WordUpdate::kAdd)
+    return word.fetch_add(operand, std::memory_order_acq_rel);
+  // Swapped from the value seen until it takes, or the update leaves the
+  // word alone (a compare that fails).
+  std::uint64_t seen = word.load(std::memory_order_acquire);
+  for (std::optional<std::uint64_t> next; (next = how.next(seen, operand));) {
+    if (word.compare_exchange_weak(seen, *next, std::memory_order_acq_rel)) break;
+  }
+  return seen;
+}
+
+}  // namespace
+
 Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
                                   std::span<const std::ptrdiff_t> offsets, const WordUpdate& how,
                                   std::span<std::uint64_t> old_values, const char* what) {
@@ -50,6 +69,23 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
     return Status(ErrorCode::kInternal, std::string(what) + ": a word update without its operands");
   }
   if (offsets.empty()) return false;  // accumulate() checks the epoch and the rank
+  // One aligned word of a peer's part mapped here (every MPI_Fetch_and_op,
+  // MPI_Compare_and_swap and one-word accumulate on shm's
+  // MPI_Win_allocate): the CPU atomic, without the general path's region,
+  // target and frame (half of an 8-byte fetch-and-op + flush, 2026-12-02).
+  if (w->view_atomics && offsets.size() == 1) {
+    std::uint8_t* here = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      here = mapped_access(w, 8, target, disp, offsets[0]);
+      if (reinterpret_cast<std::uintptr_t>(here) % 8 != 0) here = nullptr;  // (unaligned: below)
+      if (here != nullptr) ++counters_.word_atomics;
+    }
+    if (here != nullptr) {
+      old_values[0] = update_mapped_word(here, how, how.operands[0]);
+      return true;
+    }
+  }
   const auto [lo_it, hi_it] = std::minmax_element(offsets.begin(), offsets.end());
   const std::ptrdiff_t lo = *lo_it;
   const auto span = static_cast<std::size_t>(*hi_it - lo) + 8;
@@ -96,20 +132,7 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
                                                  &old_values[i], what));
       continue;
     }
-    std::atomic_ref<std::uint64_t> word(
-        *reinterpret_cast<std::uint64_t*>(here + (offsets[i] - lo)));
-    const std::uint64_t operand = how.operands[i];
-    if (how.kind == WordUpdate::kAdd) {
-      old_values[i] = word.fetch_add(operand, std::memory_order_acq_rel);
-      continue;
-    }
-    // Swapped from the value seen until it takes, or the update leaves
-    // the word alone (a compare that fails).
-    std::uint64_t seen = word.load(std::memory_order_acquire);
-    for (std::optional<std::uint64_t> next; (next = how.next(seen, operand));) {
-      if (word.compare_exchange_weak(seen, *next, std::memory_order_acq_rel)) break;
-    }
-    old_values[i] = seen;
+    old_values[i] = update_mapped_word(here + (offsets[i] - lo), how, how.operands[i]);
   }
   return true;
 }
