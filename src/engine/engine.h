@@ -354,8 +354,8 @@ class Engine final : public transport::Receiver,
              std::ptrdiff_t offset = 0);
   // Where such an access lands in this process when it may go as a copy
   // now: a mapped target of a window that is not dynamic, inside an
-  // epoch, in range, alive. Null sends it down rma()'s path, which says
-  // what is wrong if anything is. (With the lock held. rma()'s general
+  // epoch, in range, alive. Null: rma() goes on with its general path,
+  // which says what is wrong if anything is. (With the lock held. That
   // path was two thirds of an 8-byte put + flush on shm, 2026-12-02.)
   std::uint8_t* mapped_access(Window* window, std::size_t bytes, int target, std::uint64_t disp,
                               std::ptrdiff_t offset) const;
@@ -395,10 +395,7 @@ class Engine final : public transport::Receiver,
   Status win_flush(Window* window, int target = -1) {
     if (window != nullptr) {
       std::lock_guard lock(mutex_);
-      if (window->pending == 0 && !window->unflushed && window->error.is_ok() &&
-          window->lost.is_ok() && !dead_peers_.any()) {
-        return Status();
-      }
+      if (window->pending == 0 && !window->unflushed && nothing_failed(*window)) return Status();
     }
     return win_flush_waiting(window, target);
   }
@@ -535,6 +532,11 @@ class Engine final : public transport::Receiver,
   }
   // win_flush with something to wait for or report.
   Status win_flush_waiting(Window* window, int target);
+  // No access of `w` has failed and no rank is dead: a flush has nothing
+  // to report (take_flush_errors' first question, and win_flush's).
+  bool nothing_failed(const Window& w) const {
+    return w.error.is_ok() && w.lost.is_ok() && !dead_peers_.any();
+  }
   void watch_failures(std::chrono::steady_clock::time_point now);
   [[noreturn]] void on_abort(const Header& h);
   [[gnu::cold, gnu::noinline]] static void trace_send(const Request& r, const Header& h,

@@ -231,7 +231,7 @@ Status Engine::win_flush_local(Window* w, int target) {
 }
 
 Status Engine::take_flush_errors(Window* w, int target, std::unique_lock<EngineLock>& lock) {
-  if (w->error.is_ok() && w->lost.is_ok() && !dead_peers_.any()) return Status::ok();
+  if (nothing_failed(*w)) return Status::ok();
   Status first = std::exchange(w->error, Status::ok());
   if (target < 0) {
     Status lost = std::exchange(w->lost, Status::ok());
@@ -362,13 +362,6 @@ std::uint8_t* Engine::mapped_access(Window* w, std::size_t bytes, int target, st
 
 Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target, std::uint64_t disp,
                    std::ptrdiff_t offset) {
-  if (origin != nullptr) {
-    std::lock_guard lock(mutex_);
-    if (std::uint8_t* here = mapped_access(w, bytes, target, disp, offset)) {
-      copy_cached(here, origin, bytes);
-      return Status();
-    }
-  }
   // A put only reads `origin`: the cast lets one path issue both.
   return rma(w, {static_cast<std::uint8_t*>(const_cast<void*>(origin)), bytes}, target, disp,
              offset, true);
@@ -376,13 +369,6 @@ Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target,
 
 Status Engine::get(Window* w, void* origin, std::size_t bytes, int target, std::uint64_t disp,
                    std::ptrdiff_t offset) {
-  if (origin != nullptr) {
-    std::lock_guard lock(mutex_);
-    if (const std::uint8_t* here = mapped_access(w, bytes, target, disp, offset)) {
-      copy_cached(origin, here, bytes);
-      return Status();
-    }
-  }
   return rma(w, {static_cast<std::uint8_t*>(origin), bytes}, target, disp, offset, false);
 }
 
@@ -401,6 +387,22 @@ Status Engine::rma_check(Window* w, std::size_t bytes, int target, std::uint64_t
 
 Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::uint64_t disp,
                    std::ptrdiff_t offset, bool put) {
+  // A mapped target inside an epoch, in range and alive: a copy, before
+  // anything below (mapped_access says why).
+  const auto copy = [&](std::uint8_t* view) {
+    if (put) {
+      copy_cached(view, origin.data(), origin.size());
+    } else {
+      copy_cached(origin.data(), view, origin.size());
+    }
+  };
+  if (origin.data() != nullptr) {
+    std::lock_guard lock(mutex_);
+    if (std::uint8_t* here = mapped_access(w, origin.size(), target, disp, offset)) {
+      copy(here);
+      return Status();
+    }
+  }
   const char* what = put ? "MPI_Put" : "MPI_Get";
   if (origin.data() == nullptr && !origin.empty()) [[unlikely]]
     return check_buffer(origin.data(), origin.size());
@@ -437,11 +439,7 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
   const int peer = w->comm->world_rank(target);
   if (is_dead(peer)) return peer_failed_status(peer);
   if (at->view != nullptr) {  // mapped here: the access is complete at once
-    if (put) {
-      copy_cached(at->view, origin.data(), origin.size());
-    } else {
-      copy_cached(origin.data(), at->view, origin.size());
-    }
+    copy(at->view);
     return Status::ok();
   }
   const transport::Completion done{&Engine::on_rma_done, w};

@@ -434,22 +434,20 @@ class ShmTransportImpl final : public transport::Transport {
     unsigned n = 0;
     RingRecord record;
     for (auto& consumer : consumers_) {
+      const auto from = static_cast<std::size_t>(&consumer - consumers_.data());
       // A bounded batch per ring per call: one sender cannot starve the rest.
       unsigned k = 0;
       for (; k < kBatch && consumer.peek(&record); ++k) {
         ++n;
         if (record.header.empty()) {
-          help(static_cast<PeerId>(&consumer - consumers_.data()), record.payload);
+          help(static_cast<PeerId>(from), record.payload);
         } else {
           ++counters_.messages_received;
           if (receiver_ != nullptr) receiver_->on_message(record.header, record.payload);
         }
         consumer.release();
       }
-      if (const auto from = static_cast<std::size_t>(&consumer - consumers_.data());
-          k != 0 && from < peers_.size()) {
-        peers_[from].heard_since_push = true;
-      }
+      if (k != 0 && from < peers_.size()) peers_[from].heard_since_push = true;
     }
     if (peers_with_backlog_ != 0) n += drain_backlogs();
     in_progress_ = false;
