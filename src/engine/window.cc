@@ -347,19 +347,6 @@ Result<RmaTarget> Engine::rma_target(Window* w, std::size_t bytes, int target, s
   return RmaTarget{rw.base + at, rw.key, rw.view != nullptr ? rw.view + at : nullptr};
 }
 
-std::uint8_t* Engine::mapped_access(Window* w, std::size_t bytes, int target, std::uint64_t disp,
-                                    std::ptrdiff_t offset) const {
-  const auto t = static_cast<std::size_t>(target);  // (negative: past every rank)
-  if (w == nullptr || w->dynamic || t >= w->ranks.size()) return nullptr;
-  const RemoteWindow& rw = w->ranks[t];
-  std::uint64_t at = 0;
-  if (rw.view == nullptr || !w->may_access(t) || !rw.place(disp, offset, bytes, &at) ||
-      is_dead(w->comm->world_rank(target))) {
-    return nullptr;
-  }
-  return rw.view + at;
-}
-
 Status Engine::put(Window* w, const void* origin, std::size_t bytes, int target, std::uint64_t disp,
                    std::ptrdiff_t offset) {
   // A put only reads `origin`: the cast lets one path issue both.

@@ -184,6 +184,46 @@ Result<bool> accumulate_words(const void* incoming, const AccumulatePlan& plan, 
   return true;
 }
 
+// MPI_Fetch_and_op's, MPI_Compare_and_swap's and a one-word
+// MPI_Accumulate's commonest case in one step: an 8-byte integer of a
+// window every rank maps, by the CPU's atomic (Engine::mapped_word),
+// before any plan, Status or error path is built (they were half of an
+// 8-byte fetch-and-op + flush: 530 instructions against Open MPI's 300,
+// 2026-12-02). The old value into `result` unless null; false to take the
+// general path, which says what is wrong if anything is. `operand` and
+// `compare` are read only once the type is known to be a word.
+[[gnu::always_inline]] inline bool mapped_word(MPI_Win win, MPI_Datatype type, int target,
+                                               MPI_Aint disp, MPI_Op op, const void* operand,
+                                               const void* compare, void* result) {
+  using WordOp = engine::Engine::WordOp;
+  WordOp how;
+  if (compare != nullptr) {
+    how = WordOp::kCompareAndSwap;
+  } else if (op == MPI_SUM) {
+    how = WordOp::kFetchAdd;
+  } else if (op == MPI_NO_OP) {
+    how = WordOp::kRead;
+  } else if (op == MPI_REPLACE) {
+    how = WordOp::kSwap;
+  } else {
+    return false;
+  }
+  if (disp < 0 || !is_word_integer(type) || (operand == nullptr && how != WordOp::kRead)) {
+    return false;
+  }
+  WinEntry* entry = live_window(win);
+  if (entry == nullptr) return false;
+  std::uint64_t value = 0;
+  std::uint64_t expected = 0;
+  if (how != WordOp::kRead) std::memcpy(&value, operand, 8);
+  if (compare != nullptr) std::memcpy(&expected, compare, 8);
+  const std::optional<std::uint64_t> old = E().mapped_word(
+      entry->window, target, static_cast<std::uint64_t>(disp), how, value, expected);
+  if (!old) return false;
+  if (result != nullptr) std::memcpy(result, &*old, 8);
+  return true;
+}
+
 // One 8-byte integer element by word atomics, planned by nothing more
 // than the checks (MPI_Fetch_and_op's and MPI_Compare_and_swap's path on
 // such a window: the general plan's datatype lookups and vectors were most
@@ -287,6 +327,10 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   if (origin_count == 1 && target_count == 1 && origin_datatype == target_datatype &&
       op != MPI_NO_OP) {
+    if (mapped_word(win, origin_datatype, target_rank, target_disp, op, origin_addr, nullptr,
+                    nullptr)) {
+      return MPI_SUCCESS;
+    }
     if (auto rc = word_accumulate(origin_addr, nullptr, origin_datatype, target_rank, target_disp,
                                   op, win, "MPI_Accumulate")) {
       return *rc;
@@ -326,6 +370,10 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
 
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  if (result_addr != nullptr &&
+      mapped_word(win, datatype, target_rank, target_disp, op, origin_addr, nullptr, result_addr)) {
+    return MPI_SUCCESS;
+  }
   if (auto rc = word_accumulate(origin_addr, result_addr, datatype, target_rank, target_disp, op,
                                 win, "MPI_Fetch_and_op")) {
     return *rc;
@@ -340,6 +388,11 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                          MPI_Win win) {
+  if (compare_addr != nullptr && result_addr != nullptr &&
+      mapped_word(win, datatype, target_rank, target_disp, MPI_REPLACE, origin_addr, compare_addr,
+                  result_addr)) {
+    return MPI_SUCCESS;
+  }
   auto entry = window_of(win);
   TW_WIN_TRY(win, entry.status());
   if (engine::Engine::takes_word_atomics((*entry)->window) && is_word_integer(datatype)) {

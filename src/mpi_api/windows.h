@@ -12,15 +12,23 @@ namespace tagwire::mpi {
 // MPI_ERR_WIN): window_of's slow path.
 Status no_window(MPI_Win win);
 
+// The window behind a live handle, or null (window_of then says why):
+// for the paths that go on to the general one whenever anything is off.
+[[gnu::always_inline]] inline WinEntry* live_window(MPI_Win win) {
+  State& st = state();
+  if (st.initialized && !st.finalized) [[likely]] {
+    if (std::unique_ptr<WinEntry>* entry = st.windows.find(win)) return entry->get();
+  }
+  return nullptr;
+}
+
 // The window behind a handle, or the error. Inline: every one-sided call
 // starts here, twice for an access and its flush (out of line with its
 // checks, ~50 instructions each of an 8-byte MPI_Fetch_and_op + flush's
 // 1,200; docs/measurements.md).
 [[gnu::always_inline]] inline Result<WinEntry*> window_of(MPI_Win win) {
-  State& st = state();
-  if (st.initialized && !st.finalized) [[likely]] {
-    if (std::unique_ptr<WinEntry>* entry = st.windows.find(win)) return entry->get();
-  }
+  if (WinEntry* entry = live_window(win)) [[likely]]
+    return entry;
   return no_window(win);
 }
 
