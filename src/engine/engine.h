@@ -359,8 +359,9 @@ class Engine final : public transport::Receiver,
   // path was two thirds of an 8-byte put + flush on shm, 2026-12-02.)
   // Inline: MPI_Fetch_and_op's path (mapped_word) calls it on every
   // update, and the call was a tenth of an 8-byte fetch-and-op + flush.
-  std::uint8_t* mapped_access(Window* w, std::size_t bytes, int target, std::uint64_t disp,
-                              std::ptrdiff_t offset) const {
+  [[gnu::always_inline]] std::uint8_t* mapped_access(Window* w, std::size_t bytes, int target,
+                                                     std::uint64_t disp,
+                                                     std::ptrdiff_t offset) const {
     const auto t = static_cast<std::size_t>(target);  // (negative: past every rank)
     if (w == nullptr || w->dynamic || t >= w->ranks.size()) return nullptr;
     const RemoteWindow& rw = w->ranks[t];
@@ -448,7 +449,7 @@ class Engine final : public transport::Receiver,
   // That case alone: a flush of `window` now has nothing to do. (For
   // MPI_Win_flush to answer without building a Status: its lookup,
   // checks and returns were 100 instructions where Open MPI spends 40.)
-  bool flushed(Window* window) {
+  [[gnu::always_inline]] bool flushed(Window* window) {
     std::lock_guard lock(mutex_);
     return window->pending == 0 && !window->unflushed && nothing_failed(*window);
   }
@@ -587,7 +588,7 @@ class Engine final : public transport::Receiver,
   Status win_flush_waiting(Window* window, int target);
   // No access of `w` has failed and no rank is dead: a flush has nothing
   // to report (take_flush_errors' first question, and win_flush's).
-  bool nothing_failed(const Window& w) const {
+  [[gnu::always_inline]] bool nothing_failed(const Window& w) const {
     return w.error.is_ok() && w.lost.is_ok() && !dead_peers_.any();
   }
   void watch_failures(std::chrono::steady_clock::time_point now);

@@ -47,8 +47,11 @@ class EngineLock {
   // Whether the helper's side uses membarrier (false: classic Dekker).
   bool asymmetric() const { return asymmetric_; }
 
-  // The application thread.
-  void lock() {
+  // The application thread. Always inline: under LTO the inliner, out of
+  // budget in one unit the size of the library, left both out of line
+  // (with the handle lookup and mapped_access: 4 ns of a 17 ns 8-byte
+  // MPI_Put + flush over shared memory, 2026-12-02).
+  [[gnu::always_inline]] void lock() {
     if (!enabled_) return;
 #ifndef TAGWIRE_ENGINE_LOCK_MUTEX
     if (multiple_) application_mutex_.lock();
@@ -68,7 +71,7 @@ class EngineLock {
     std::atomic_thread_fence(std::memory_order_acquire);
 #endif
   }
-  void unlock() {
+  [[gnu::always_inline]] void unlock() {
     if (!enabled_) return;
 #ifdef TAGWIRE_ENGINE_LOCK_MUTEX
     application_in_.store(false, std::memory_order_relaxed);

@@ -58,8 +58,8 @@ struct RemoteWindow {
   // Where `bytes` at displacement `disp` (in disp_unit) plus `offset`
   // bytes begin, counted from the window's start, into `at`; false when
   // any of them lies outside it (or the arithmetic overflows).
-  bool place(std::uint64_t disp, std::ptrdiff_t offset, std::size_t bytes,
-             std::uint64_t* at) const {
+  [[gnu::always_inline]] bool place(std::uint64_t disp, std::ptrdiff_t offset, std::size_t bytes,
+                                    std::uint64_t* at) const {
     std::uint64_t start = 0;
     const bool overflows =
         __builtin_mul_overflow(disp, static_cast<std::uint64_t>(disp_unit), &start);
@@ -205,7 +205,7 @@ struct Window {
   Status lost;
 
   // Whether an epoch of any kind lets this rank access target `t` now.
-  bool may_access(std::size_t t) const {
+  [[gnu::always_inline]] bool may_access(std::size_t t) const {
     return epoch_open || locked_all || locks[t] != HeldLock::kNone ||
            (access_open && in_access_group[t] != 0);
   }

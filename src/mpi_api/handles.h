@@ -35,10 +35,11 @@ inline void enable_threads() {
 // Locks `m` only under MPI_THREAD_MULTIPLE.
 class ThreadGuard {
  public:
-  explicit ThreadGuard(std::mutex& m) : m_(threads_enabled() ? &m : nullptr) {
+  [[gnu::always_inline]] explicit ThreadGuard(std::mutex& m)
+      : m_(threads_enabled() ? &m : nullptr) {
     if (m_ != nullptr) m_->lock();
   }
-  ~ThreadGuard() {
+  [[gnu::always_inline]] ~ThreadGuard() {
     if (m_ != nullptr) m_->unlock();
   }
   ThreadGuard(const ThreadGuard&) = delete;
@@ -70,7 +71,8 @@ class HandleTable {
   }
 
   // Null when the handle is not live.
-  T* find(int h) {
+  // (Always inline: every call looks its handles up; see EngineLock::lock.)
+  [[gnu::always_inline]] T* find(int h) {
     ThreadGuard guard(mutex_);
     return find_locked(h);
   }
@@ -83,7 +85,7 @@ class HandleTable {
   }
 
  private:
-  T* find_locked(int h) {
+  [[gnu::always_inline]] T* find_locked(int h) {
     if (h < first_ || static_cast<std::size_t>(h - first_) >= size_) return nullptr;
     Entry& e = slot(h);
     return e.live ? &e.value : nullptr;

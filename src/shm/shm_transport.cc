@@ -208,6 +208,7 @@ class ShmTransportImpl final : public transport::Transport {
       consumers_.emplace_back(ring(segment_.data(), s), layout_.ring_bytes,
                               control(segment_.data(), s));
     }
+    waiting_help_.resize(static_cast<std::size_t>(options.size));
     me_.magic = kAddressMagic;
     me_.rank = options.rank;
     me_.pid = ::getpid();
@@ -431,6 +432,7 @@ class ShmTransportImpl final : public transport::Transport {
   unsigned progress() override {
     if (in_progress_) return 0;  // a receiver's callback that progresses
     in_progress_ = true;
+    if (helps_waiting_ != 0) run_helps();
     unsigned n = 0;
     RingRecord record;
     for (auto& consumer : consumers_) {
@@ -440,7 +442,7 @@ class ShmTransportImpl final : public transport::Transport {
       for (; k < kBatch && consumer.peek(&record); ++k) {
         ++n;
         if (record.header.empty()) {
-          help(static_cast<PeerId>(from), record.payload);
+          take_help_request(static_cast<PeerId>(from), record.payload);
         } else {
           ++counters_.messages_received;
           if (receiver_ != nullptr) receiver_->on_message(record.header, record.payload);
@@ -591,10 +593,10 @@ class ShmTransportImpl final : public transport::Transport {
     std::uint32_t mine = 0;
     std::uint64_t mine_bytes = 0;
     Status result;
-    for (std::uint32_t next; claim_chunk(slot, generation_, chunks, &next);) {
-      ++mine;
+    for (std::uint32_t next, taken; claim_chunks(slot, generation_, chunks, mine, &next, &taken);) {
+      mine += taken;
       const std::uint64_t offset = std::uint64_t{next} * chunk;
-      const std::uint64_t n = std::min<std::uint64_t>(chunk, local.size() - offset);
+      const std::uint64_t n = std::min<std::uint64_t>(taken * chunk, local.size() - offset);
       mine_bytes += n;
       // After a failure the rest are still claimed (and skipped), so that
       // the count of the peer's chunks below stays exact.
@@ -618,26 +620,49 @@ class ShmTransportImpl final : public transport::Transport {
     return result;
   }
 
-  // Claims the next chunk of generation `generation`, if any is left.
-  static bool claim_chunk(TransferSlot* slot, std::uint32_t generation, std::uint32_t chunks,
-                          std::uint32_t* chunk) {
+  // Claims the next chunk of generation `generation`, if any is left,
+  // `taken` (1) of them from `next`. The reader (`mine`: the chunks it
+  // claimed so far) takes every chunk left at once when it has claimed a
+  // quarter of them (at least one) and the owner none: the owner is not
+  // polling (busy in a read of its own, as in a 2-rank all-to-all, or
+  // computing, or off its core). One process_vm_readv per chunk cost 3 us
+  // of a 1 MiB read's 60 for each (57 us in one call, 66 in four,
+  // 2026-12-02); an owner that starts polling during that call finds
+  // nothing to claim, and the read is one copy as it would be without the
+  // request. (A quarter, not one chunk: a polling owner that a busy
+  // machine keeps off its core for a few microseconds still gets a share
+  // of a read of many chunks.)
+  static bool claim_chunks(TransferSlot* slot, std::uint32_t generation, std::uint32_t chunks,
+                           std::uint32_t mine, std::uint32_t* next, std::uint32_t* taken) {
     std::uint64_t word = slot->claim.load(std::memory_order_acquire);
     for (;;) {
       if (static_cast<std::uint32_t>(word >> 32) != generation) return false;
-      const auto next = static_cast<std::uint32_t>(word);
-      if (next >= chunks) return false;
-      if (slot->claim.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+      const auto first = static_cast<std::uint32_t>(word);
+      if (first >= chunks) return false;
+      const bool alone = mine >= std::max(1u, chunks / 4) && first == mine;
+      const std::uint32_t n = alone ? chunks - first : 1;
+      if (slot->claim.compare_exchange_weak(word, word + n, std::memory_order_acq_rel,
                                             std::memory_order_acquire)) {
-        *chunk = next;
+        *next = first;
+        *taken = n;
         return true;
       }
     }
   }
 
-  // The owner's side of shared_read: copies chunks while any is unclaimed.
-  // A request that arrives late (its read is over, or another began)
-  // claims nothing.
-  void help(PeerId reader, std::span<const std::uint8_t> bytes) {
+  // A help request is kept until the next progress() rather than served
+  // where it is read: the same batch may hold a message that makes the
+  // engine start a read of its own once progress() returns (a rendezvous
+  // request, whose read the engine defers), and a rank that copied the
+  // peer's chunks first started its own read only after them. In a 2-rank
+  // all-to-all of 1 MiB the two reads ran one after the other, each on two
+  // cores, instead of side by side on one core each (118 us against Open
+  // MPI's 80, 2026-12-02). A rank that polls on, as a sender waiting for
+  // its FIN does, serves it a poll later; by then a reader that was busy
+  // with a read of its own has claimed its own chunks, and the request
+  // claims nothing. One per reader: reads are synchronous, so a newer
+  // request means the older one's read is over.
+  void take_help_request(PeerId reader, std::span<const std::uint8_t> bytes) {
     HelpRequest h;
     if (bytes.size() != sizeof(h)) {
       TW_WARN("shm", "a transport record of " << bytes.size() << " bytes from rank " << reader
@@ -646,11 +671,31 @@ class ShmTransportImpl final : public transport::Transport {
     }
     std::memcpy(&h, bytes.data(), sizeof(h));
     if (h.chunk_bytes == 0 || h.length == 0) return;
+    HelpRequest& waiting = waiting_help_[static_cast<std::size_t>(reader)];
+    if (waiting.chunks == 0) ++helps_waiting_;
+    waiting = h;
+  }
+
+  void run_helps() {
+    for (std::size_t reader = 0; reader < waiting_help_.size() && helps_waiting_ != 0; ++reader) {
+      if (waiting_help_[reader].chunks == 0) continue;
+      const HelpRequest h = waiting_help_[reader];
+      waiting_help_[reader].chunks = 0;
+      --helps_waiting_;
+      help(static_cast<PeerId>(reader), h);
+    }
+  }
+
+  // The owner's side of shared_read: copies chunks while any is unclaimed.
+  // A request that arrives late (its read is over, or another began)
+  // claims nothing.
+  void help(PeerId reader, const HelpRequest& h) {
     auto p = attach(reader);
     if (!p) return;
     Peer& to = **p;
     TransferSlot* slot = transfer_slot(to.segment.data());
-    for (std::uint32_t next; claim_chunk(slot, h.generation, h.chunks, &next);) {
+    // (One chunk at a time: `mine` 0, the helper's.)
+    for (std::uint32_t next, one; claim_chunks(slot, h.generation, h.chunks, 0, &next, &one);) {
       const std::uint64_t offset = std::uint64_t{next} * h.chunk_bytes;
       const std::uint64_t n = std::min<std::uint64_t>(h.chunk_bytes, h.length - offset);
       Status s =
@@ -859,6 +904,10 @@ class ShmTransportImpl final : public transport::Transport {
   transport::Receiver* receiver_ = nullptr;
   transport::TransportCounters counters_;
   unsigned peers_with_backlog_ = 0;
+  // Help requests read but not yet served (take_help_request), one per
+  // reader (chunks 0: none), and how many there are.
+  std::vector<HelpRequest> waiting_help_;
+  unsigned helps_waiting_ = 0;
   unsigned liveness_ticks_ = 0;
   std::uint32_t next_words_id_ = 0;
   std::uint32_t generation_ = 0;  // of this process's shared reads

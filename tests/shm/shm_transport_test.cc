@@ -248,6 +248,35 @@ TEST_F(ShmPair, ALargeReadIsSharedWithTheOwnerOfTheBytes) {
   EXPECT_EQ(t_[1]->counters().bytes_helped_by_peers, t_[0]->counters().bytes_helped);
 }
 
+// The owner serves a help request in the poll after the one that read it,
+// never in the same one: that poll may have handed the engine a message
+// whose read the engine starts once the poll returns, and a rank that
+// copied its peer's chunks first began its own read only after them (a
+// 2-rank all-to-all ran its two reads one after the other). The reader
+// still gets its bytes whole, and the owner still helps on later polls.
+TEST_F(ShmPair, AHelpRequestIsServedOnThePollAfterTheOneThatReadIt) {
+  constexpr std::size_t kBytes = std::size_t{16} << 20;  // 64 chunks: the reader is still at it
+  std::vector<std::uint8_t> source(kBytes);
+  for (std::size_t i = 0; i < kBytes; ++i) source[i] = static_cast<std::uint8_t>(i * 13 + i / 4096);
+  auto reg = t_[0]->register_memory(source.data(), kBytes, transport::RemoteAccess::kRead);
+  ASSERT_TRUE(reg.is_ok());
+  std::vector<std::uint8_t> dest(kBytes);
+  std::atomic<bool> read_over{false};
+  std::thread reader([&] {
+    auto r = t_[1]->read(0, dest, (*reg)->address(), (*reg)->packed_key(), {});
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    read_over = true;
+  });
+  while (t_[0]->progress() == 0 && !read_over.load()) {
+  }
+  EXPECT_EQ(t_[0]->counters().bytes_helped, 0u)
+      << "the poll that read the help request copied chunks at once";
+  while (!read_over.load()) t_[0]->progress();
+  reader.join();
+  EXPECT_TRUE(dest == source) << "a shared read left the bytes wrong";
+  EXPECT_EQ(t_[1]->counters().bytes_helped_by_peers, t_[0]->counters().bytes_helped);
+}
+
 // An owner that polls only after the reads are over (its requests arrive
 // late) claims nothing and writes nothing into the reader's buffers: not
 // for the read that is over, nor for a later, shorter one whose slot the
@@ -267,6 +296,7 @@ TEST_F(ShmPair, HelpRequestsThatArriveLateWriteNothing) {
   EXPECT_EQ(t_[1]->counters().bytes_helped_by_peers, 0u);
   std::fill(second.begin(), second.end(), 0x5B);
   EXPECT_EQ(t_[0]->progress(), 2u) << "the help requests did not reach the owner";
+  t_[0]->progress();  // serves the requests it read (the newer one: the older's read is over)
   EXPECT_EQ(t_[0]->counters().bytes_helped, 0u);
   EXPECT_TRUE(std::all_of(first.begin(), first.end(), [](std::uint8_t b) { return b == 0x5A; }))
       << "a late help request wrote into a buffer its read had finished with";
