@@ -880,6 +880,9 @@ class ShmTransportImpl final : public transport::Transport {
   }
 
   bool has_work() {
+    // A help request read but not yet served: the poll that serves it is
+    // the next one (take_help_request), so a helper thread must not sleep.
+    if (helps_waiting_ != 0) return true;
     for (const auto& consumer : consumers_) {
       if (consumer.pending()) return true;
     }
