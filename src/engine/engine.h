@@ -372,6 +372,19 @@ class Engine final : public transport::Receiver,
     }
     return rw.view + at;
   }
+  // Where one aligned 8-byte word of a mapped window (view_atomics) is
+  // when mapped_access lets the access go now, counted as a word atomic;
+  // null when it does not or the word is unaligned (the callers' general
+  // paths decide then). Takes the lock for the checks only: the atomic
+  // itself runs outside it, as every other origin's on the same word.
+  [[gnu::always_inline]] std::uint8_t* mapped_word_at(Window* w, int target, std::uint64_t disp,
+                                                      std::ptrdiff_t offset) {
+    std::lock_guard lock(mutex_);
+    std::uint8_t* here = mapped_access(w, 8, target, disp, offset);
+    if (here == nullptr || reinterpret_cast<std::uintptr_t>(here) % 8 != 0) return nullptr;
+    ++counters_.word_atomics;
+    return here;
+  }
   // One aligned 8-byte word of a window whose every rank maps every part
   // (shm's MPI_Win_allocate, a shared window), updated by the CPU's atomic
   // where mapped_access lets the access go now: the word's old value. What
@@ -387,13 +400,8 @@ class Engine final : public transport::Receiver,
                                                                   std::uint64_t operand,
                                                                   std::uint64_t compare = 0) {
     if (w == nullptr || !w->view_atomics) return std::nullopt;
-    std::uint8_t* here = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      here = mapped_access(w, 8, target, disp, 0);
-      if (here == nullptr || reinterpret_cast<std::uintptr_t>(here) % 8 != 0) return std::nullopt;
-      ++counters_.word_atomics;
-    }
+    std::uint8_t* const here = mapped_word_at(w, target, disp, 0);
+    if (here == nullptr) return std::nullopt;
     // (Outside the lock, as every other origin's atomic on this word.)
     std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(here));
     switch (op) {

@@ -69,19 +69,12 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
     return Status(ErrorCode::kInternal, std::string(what) + ": a word update without its operands");
   }
   if (offsets.empty()) return false;  // accumulate() checks the epoch and the rank
-  // One aligned word of a peer's part mapped here (every MPI_Fetch_and_op,
-  // MPI_Compare_and_swap and one-word accumulate on shm's
-  // MPI_Win_allocate): the CPU atomic, without the general path's region,
-  // target and frame (half of an 8-byte fetch-and-op + flush, 2026-12-02).
+  // One aligned word of a part mapped here, for an update mapped_word does
+  // not take (MPI_MIN, MAX, PROD, the bitwise and logical ops, other
+  // 8-byte types): the CPU atomic, without the general path's region,
+  // target and frame (half of a one-word update + flush, 2026-12-02).
   if (w->view_atomics && offsets.size() == 1) {
-    std::uint8_t* here = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      here = mapped_access(w, 8, target, disp, offsets[0]);
-      if (reinterpret_cast<std::uintptr_t>(here) % 8 != 0) here = nullptr;  // (unaligned: below)
-      if (here != nullptr) ++counters_.word_atomics;
-    }
-    if (here != nullptr) {
+    if (std::uint8_t* here = mapped_word_at(w, target, disp, offsets[0])) {
       old_values[0] = update_mapped_word(here, how, how.operands[0]);
       return true;
     }
