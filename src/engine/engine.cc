@@ -1433,6 +1433,51 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
   return wait_all(requests, statuses);
 }
 
+Status Engine::collective_exchange_all(Communicator* comm, std::span<const Outgoing> sends,
+                                       std::span<const Incoming> receives, int tag) {
+  Status result;
+  std::vector<Request*> sending;  // the sends that needed a request
+  for (const Outgoing& o : sends) {
+    Status failed;
+    if (send_unnamed(o.bytes.data(), o.bytes.size(), o.peer, tag, comm, SendMode::kStandard,
+                     &failed, true)) {
+      result = std::move(failed);
+    } else if (auto r =
+                   post_collective(RequestKind::kSend, const_cast<std::uint8_t*>(o.bytes.data()),
+                                   o.bytes.size(), o.peer, tag, comm)) {
+      sending.push_back(*r);
+    } else {
+      result = r.status();
+    }
+    if (!result.is_ok()) break;
+  }
+  for (std::size_t i = 0; result.is_ok() && i < receives.size(); ++i) {
+    const Incoming& in = receives[i];
+    MessageStatus status;
+    if (!receive_unnamed(in.bytes.data(), in.bytes.size(), in.peer, tag, comm, &status, true)) {
+      auto r = post_collective(RequestKind::kReceive, in.bytes.data(), in.bytes.size(), in.peer,
+                               tag, comm);
+      if (!r) {
+        result = r.status();
+        break;
+      }
+      if (Status waited = wait(*r, &status); !waited.is_ok()) {
+        result = std::move(waited);
+        break;
+      }
+    }
+    result = std::move(status.error);
+  }
+  // The sends name the caller's buffers: they end here, whatever happened
+  // (a collective's request fails at once once a member is dead).
+  if (!sending.empty()) {
+    std::vector<MessageStatus> statuses(sending.size());
+    Status sent = wait_all(sending, statuses);
+    if (result.is_ok()) result = std::move(sent);
+  }
+  return result.is_ok() ? result : result.with_context("collective");
+}
+
 Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(Communicator* comm,
                                                                  std::span<const std::uint8_t> mine,
                                                                  int tag) {

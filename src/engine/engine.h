@@ -290,6 +290,24 @@ class Engine final : public transport::Receiver,
                              int from, std::span<std::uint8_t> in, int tag) {
     return exchange(comm, to, out, from, in, tag);
   }
+  // Several small steps of such a collective at once, for a host whose
+  // ranks outnumber its cores (collectives.cc's all-to-all there): every
+  // `sends` goes out before the first of `receives` waits, so a rank that
+  // gets its core once hands each peer what it waits for; pairwise steps
+  // made it wait, and yield its core, once a step. Without requests where
+  // the messages go eagerly (send_unnamed, receive_unnamed), else as
+  // requests (the sends waited for last). The first error, else the first
+  // failed message's.
+  struct Outgoing {
+    int peer;
+    std::span<const std::uint8_t> bytes;
+  };
+  struct Incoming {
+    int peer;
+    std::span<std::uint8_t> bytes;
+  };
+  Status collective_exchange_all(Communicator* comm, std::span<const Outgoing> sends,
+                                 std::span<const Incoming> receives, int tag);
   // A collective's schedule (schedule.h, schedule_run.cc): run to its end
   // here (a blocking collective), or started as a request of kind
   // kSchedule that every poll of the engine moves on (a nonblocking one);

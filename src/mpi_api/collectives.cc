@@ -324,6 +324,99 @@ Status allreduce_doubling_in_recvbuf(Schedule& s, int tag, const void* mine, voi
   return Status::ok();
 }
 
+// From this operand size a power-of-two allreduce of a predefined
+// operation halves (allreduce_halving) instead of doubling, in groups of
+// 4 and more. At 2 ranks halving is two exchanges of half the operand
+// where doubling is one of all of it: 21-22 us against 16-18 at 64 KiB,
+// level at 256 KiB and 1 MiB (2026-12-02), so 2 ranks keep doubling.
+constexpr std::size_t kHalvingFromBytes = std::size_t{64} << 10;
+
+// Whether allreduce halves: what decides it is the same at every rank
+// (the group, the operand's size and its element type, never its layout),
+// since the two send different messages.
+bool halves(int n, const Reduction& r) {
+  return n > 2 && (n & (n - 1)) == 0 && r.bytes >= kHalvingFromBytes && reducible_in_parts(r) &&
+         r.elements >= static_cast<std::size_t>(n);
+}
+
+// Rabenseifner's allreduce for a power-of-two group and a predefined
+// operation: a reduce-scatter by recursive halving (in round k a rank
+// keeps half of the range it holds, sends the other half to the rank
+// whose number differs in bit log2 n - k, and reduces what that rank sends
+// of its own half), after which rank i holds block i of the result, then
+// an allgather by recursive doubling of the blocks. Each rank sends and
+// combines (n-1)/n of the operand where doubling sends and combines it
+// log2 n times: where ranks share cores, their total work is the time
+// (4 ranks on 2 cores, 1 MiB: 1.1-1.4 ms doubling against Open MPI's
+// 0.74-0.87, 2026-12-02). Each block is reduced by one rank only, so every
+// rank gets the same bits whatever the operation's rounding.
+Status allreduce_halving(Schedule& s, int tag, const void* mine, void* recvbuf,
+                         const Reduction& r) {
+  const int me = s.comm()->rank();
+  const int n = s.comm()->size();
+  const std::size_t size = r.bytes / r.elements;  // of one element
+  // Block b's first byte; blocks split the elements as evenly as may be.
+  const auto at = [&r, n, size](int b) {
+    return r.elements * static_cast<std::size_t>(b) / static_cast<std::size_t>(n) * size;
+  };
+  // The reduction of the bytes [from, to) of the operand.
+  const auto part = [&r, size](std::size_t from, std::size_t to) {
+    Reduction sub = r;
+    sub.bytes = to - from;
+    sub.elements = sub.count = sub.bytes / size;
+    return sub;
+  };
+  // The operand, packed, accumulates in place (recvbuf when its bytes are
+  // the buffer's own). The first round reads `mine` where it is and
+  // receives the partner's half into the accumulator, as doubling does.
+  const bool packed_in_recvbuf = r.layout == nullptr;
+  auto* acc = packed_in_recvbuf ? static_cast<unsigned char*>(recvbuf) : s.scratch(r.bytes);
+  const unsigned char* first = static_cast<const unsigned char*>(mine);
+  if (!packed_in_recvbuf) {
+    TAGWIRE_RETURN_IF_ERROR(copy_typed(s, mine, typed_of(r), acc, raw_bytes(r.bytes)));
+    first = acc;
+  }
+  unsigned char* theirs = nullptr;  // every later round's receive (half at most)
+  int lo = 0;
+  int hi = n;
+  for (int bit = n / 2; bit >= 1; bit /= 2) {
+    const int partner = me ^ bit;
+    const int mid = lo + (hi - lo) / 2;
+    const bool lower = (me & bit) == 0;
+    const std::size_t keep_from = at(lower ? lo : mid), keep_to = at(lower ? mid : hi);
+    const std::size_t send_from = at(lower ? mid : lo), send_to = at(lower ? hi : mid);
+    const bool from_mine = bit == n / 2 && first != acc;
+    if (!from_mine && theirs == nullptr)
+      theirs = s.scratch(std::max(at(n / 2), r.bytes - at(n / 2)));
+    const unsigned char* out = (from_mine ? first : acc) + send_from;
+    unsigned char* in = from_mine ? acc + keep_from : theirs;
+    s.send(out, send_to - send_from, partner, tag);
+    s.receive(in, keep_to - keep_from, partner, tag);
+    s.next_round();
+    const Reduction sub = part(keep_from, keep_to);
+    const unsigned char* other = from_mine ? first + keep_from : theirs;  // acc = other OP acc
+    unsigned char* into = acc + keep_from;
+    s.local([sub, other, into] { return reduce_packed(sub, other, into); });
+    if (lower) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  // Rank me holds block me; the ranges double back to the whole.
+  for (int bit = 1; bit < n; bit *= 2) {
+    const int partner = me ^ bit;
+    const int width = hi - lo;
+    const int their_lo = (me & bit) == 0 ? hi : lo - width;
+    s.send(acc + at(lo), at(hi) - at(lo), partner, tag);
+    s.receive(acc + at(their_lo), at(their_lo + width) - at(their_lo), partner, tag);
+    s.next_round();
+    lo = std::min(lo, their_lo);
+    hi = lo + 2 * width;
+  }
+  return packed_in_recvbuf ? Status::ok() : unpack_step(s, r, acc, recvbuf);
+}
+
 // Recursive doubling, for a power-of-two group: in round k every rank
 // swaps what it has so far with the rank whose number differs in bit k and
 // combines the two, so after log2 n rounds each holds the whole result:
@@ -368,16 +461,23 @@ Status check_allreduce_buffers(const void* sendbuf, void* recvbuf, std::size_t b
   return Status::ok();
 }
 
-// Where ranks outnumber cores, the operand size from which allreduce
+// Where ranks outnumber cores, the operand sizes at which allreduce
 // doubles all the same: 4 ranks on 2 cores, 64 KiB took 105-112 us
-// doubling against 106-132 flat, 1 MiB 651-765 against 862-937; at 16 KiB
-// and below flat was level or ahead (coll_latency, 2026-12-02).
+// doubling against 106-132 flat, 1 MiB 651-765 against 862-937, and 8 KiB
+// 23-28 against 14-15 (coll_latency, 2026-12-02). Up to 2 KiB the
+// doubling's direct path (allreduce_direct: no schedule, no requests)
+// wins back what its extra waits cost: 8 B 8.0-8.8 us against 8.3-10.1
+// flat through the schedule, 256 B 8.1-9.3 against 9.7-10.4, 2 KiB
+// 9.8-11.4 against 8.5-11.7 (six interleaved pairs, 2026-12-02; Open MPI
+// 7.0-13.3 at 8 B in the same sitting).
+constexpr std::size_t kDoublingCrowdedUpToBytes = 2048;
 constexpr std::size_t kDoublingCrowdedFromBytes = std::size_t{64} << 10;
 
 // Whether allreduce doubles in a group of n (see allreduce).
 bool doubles(int n, std::size_t bytes) {
   return n > 1 && (n & (n - 1)) == 0 &&
-         (n == 2 || !E().flat_collectives() || bytes >= kDoublingCrowdedFromBytes);
+         (n == 2 || !E().flat_collectives() || bytes <= kDoublingCrowdedUpToBytes ||
+          bytes >= kDoublingCrowdedFromBytes);
 }
 
 // A blocking MPI_Allreduce that doubles, of an operand whose packed bytes
@@ -437,6 +537,7 @@ Status allreduce(Schedule& s, int tag, const void* sendbuf, void* recvbuf, int c
   // it 2 log2 n times. (Once capped at 8 KiB: at 1 MiB two ranks took 8.6
   // ms, every call faulting its 2 MiB of fresh scratch in page by page;
   // engine/scratch_pool.h keeps it now, and the common case needs none.)
+  if (halves(s.comm()->size(), *r)) return allreduce_halving(s, tag, mine, recvbuf, *r);
   if (doubles(s.comm()->size(), r->bytes)) {
     return allreduce_doubling(s, tag, mine, recvbuf, *r);
   }
@@ -941,16 +1042,19 @@ constexpr std::size_t kDirectAlltoallMaxBytes = 8192;
 // Pairwise: in step k a rank sends to rank + k while rank - k's block
 // comes in (Engine::exchange, without requests for a small one), so the
 // sends and receives of each step pair up exactly and no step waits on a
-// later one, whatever the protocol. Where ranks outnumber cores the
-// schedule's all-at-once is kept (Engine::flat_collectives), as allreduce
-// does. Ranks may mix paths: the messages are the schedule's. Null when
-// the call is not such a one (the schedule then also reports any error).
+// later one, whatever the protocol. Where ranks outnumber cores
+// (Engine::flat_collectives) every block goes out before the first
+// receive waits (Engine::collective_exchange_all), as the schedule's
+// all-at-once does: a pairwise step waits for its one partner to be
+// scheduled (4 ranks on 2 cores, 8 B: 9.4 us against Open MPI's 7.4
+// through the schedule, 2026-12-02). Ranks may mix paths: the messages
+// are the schedule's. Null when the call is not such a one (the schedule
+// then also reports any error).
 std::optional<Status> alltoall_direct(engine::Communicator* comm, const void* sendbuf,
                                       int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                       int recvcount, MPI_Datatype recvtype) {
   if (comm->inter() || sendbuf == MPI_IN_PLACE) return std::nullopt;
   const int n = comm->size();
-  if (n != 2 && E().flat_collectives()) return std::nullopt;
   auto send = typed(sendcount, sendtype);
   auto recv = typed(recvcount, recvtype);
   if (!send || !recv || send->layout != nullptr || recv->layout != nullptr) return std::nullopt;
@@ -964,6 +1068,19 @@ std::optional<Status> alltoall_direct(engine::Communicator* comm, const void* se
   const std::ptrdiff_t in_stride = static_cast<std::ptrdiff_t>(recvcount) * recv->extent;
   const int me = comm->rank();
   if (bytes > 0) std::memmove(in + me * in_stride, out + me * out_stride, bytes);
+  if (n != 2 && E().flat_collectives()) {
+    std::vector<engine::Engine::Outgoing> sends;
+    std::vector<engine::Engine::Incoming> receives;
+    sends.reserve(static_cast<std::size_t>(n - 1));
+    receives.reserve(static_cast<std::size_t>(n - 1));
+    for (int k = 1; k < n; ++k) {
+      const int to = (me + k) % n;
+      const int from = (me + n - k) % n;
+      sends.push_back({to, {out + to * out_stride, bytes}});
+      receives.push_back({from, {in + from * in_stride, bytes}});
+    }
+    return E().collective_exchange_all(comm, sends, receives, kAlltoallTag);
+  }
   for (int k = 1; k < n; ++k) {
     const int to = (me + k) % n;
     const int from = (me + n - k) % n;

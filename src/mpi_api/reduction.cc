@@ -139,6 +139,10 @@ Result<Reduction> reduction_of(MPI_Op op, int count, MPI_Datatype type) {
   return r;
 }
 
+bool reducible_in_parts(const Reduction& r) {
+  return r.op < kFirstUserOp && r.element != MPI_DATATYPE_NULL && !is_pair(r.element);
+}
+
 Status reduce_packed(const Reduction& r, const void* in, void* inout) {
   if (r.bytes == 0) return Status::ok();
   if (r.op < kFirstUserOp) {

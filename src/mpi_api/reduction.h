@@ -41,6 +41,11 @@ Result<Reduction> operands_of(int count, MPI_Datatype type);
 // mixes predefined types), so every rank fails alike before any message.
 Result<Reduction> reduction_of(MPI_Op op, int count, MPI_Datatype type);
 
+// Whether any run of whole elements of the packed operand reduces on its
+// own (reduce_packed on a Reduction of those elements): a predefined
+// operation on one predefined element type that is not a pair type.
+bool reducible_in_parts(const Reduction& r);
+
 // inout = in OP inout, both packed.
 Status reduce_packed(const Reduction& r, const void* in, void* inout);
 // acc = acc OP next in that order (a non-commutative user operation's rank
