@@ -376,20 +376,7 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
                    std::ptrdiff_t offset, bool put) {
   // A mapped target inside an epoch, in range and alive: a copy, before
   // anything below (mapped_access says why).
-  const auto copy = [&](std::uint8_t* view) {
-    if (put) {
-      copy_cached(view, origin.data(), origin.size());
-    } else {
-      copy_cached(origin.data(), view, origin.size());
-    }
-  };
-  if (origin.data() != nullptr) {
-    std::lock_guard lock(mutex_);
-    if (std::uint8_t* here = mapped_access(w, origin.size(), target, disp, offset)) {
-      copy(here);
-      return Status();
-    }
-  }
+  if (mapped_copy(w, origin.data(), origin.size(), target, disp, offset, put)) return Status();
   const char* what = put ? "MPI_Put" : "MPI_Get";
   if (origin.data() == nullptr && !origin.empty()) [[unlikely]]
     return check_buffer(origin.data(), origin.size());
@@ -426,7 +413,11 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
   const int peer = w->comm->world_rank(target);
   if (is_dead(peer)) return peer_failed_status(peer);
   if (at->view != nullptr) {  // mapped here: the access is complete at once
-    copy(at->view);
+    if (put) {
+      copy_cached(at->view, origin.data(), origin.size());
+    } else {
+      copy_cached(origin.data(), at->view, origin.size());
+    }
     return Status::ok();
   }
   const transport::Completion done{&Engine::on_rma_done, w};
