@@ -210,6 +210,8 @@ for transport in shm ucx; do
     check "... no survivor died or failed after it ($transport, $when)" 1 "$(ranks_failed "$out")"
     check "... the job ended within 20 s ($transport, $when)" 1 "$(((SECONDS - start) < 20))"
     (((SECONDS - start) < 20)) || echo "$out" | grep -v 'UCX  \(ERROR\|WARN\)' | tail -30
+    # (What each survivor said, when one did not say ok.)
+    [ "$(grep -c 'peer-kill: rank [013] ok' <<<"$out")" = 3 ] || grep -a 'peer-kill\|tagwire-run' <<<"$out"
   done
 done
 
