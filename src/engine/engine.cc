@@ -1371,22 +1371,23 @@ bool Engine::exchange_unnamed(Communicator* comm, int to, std::span<const std::u
     *result = failed.with_context("collective");
     return true;
   }
+  *result = collective_receive(comm, from, in, tag).with_context("collective");
+  return true;
+}
+
+Status Engine::collective_receive(Communicator* comm, int from, std::span<std::uint8_t> in,
+                                  int tag) {
   MessageStatus status;
   if (receive_unnamed(in.data(), in.size(), from, tag, comm, &status, true)) {
-    *result = std::move(status.error);
-    return true;
+    return std::move(status.error);
   }
   // The message needs a request (too long for `in`, a rendezvous) or the
   // direct path is closed (another thread, a death meanwhile: the
   // collective post fails at once then).
   auto r = post_collective(RequestKind::kReceive, in.data(), in.size(), from, tag, comm);
-  if (!r) {
-    *result = r.status().with_context("collective");
-    return true;
-  }
+  if (!r) return r.status();
   Status waited = wait(*r, &status);
-  *result = waited.is_ok() ? std::move(status.error) : std::move(waited);
-  return true;
+  return waited.is_ok() ? std::move(status.error) : waited;
 }
 
 Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
@@ -1452,21 +1453,7 @@ Status Engine::collective_exchange_all(Communicator* comm, std::span<const Outgo
     if (!result.is_ok()) break;
   }
   for (std::size_t i = 0; result.is_ok() && i < receives.size(); ++i) {
-    const Incoming& in = receives[i];
-    MessageStatus status;
-    if (!receive_unnamed(in.bytes.data(), in.bytes.size(), in.peer, tag, comm, &status, true)) {
-      auto r = post_collective(RequestKind::kReceive, in.bytes.data(), in.bytes.size(), in.peer,
-                               tag, comm);
-      if (!r) {
-        result = r.status();
-        break;
-      }
-      if (Status waited = wait(*r, &status); !waited.is_ok()) {
-        result = std::move(waited);
-        break;
-      }
-    }
-    result = std::move(status.error);
+    result = collective_receive(comm, receives[i].peer, receives[i].bytes, tag);
   }
   // The sends name the caller's buffers: they end here, whatever happened
   // (a collective's request fails at once once a member is dead).

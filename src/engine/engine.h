@@ -711,6 +711,10 @@ class Engine final : public transport::Receiver,
   // needs them, having done nothing.
   bool exchange_unnamed(Communicator* comm, int to, std::span<const std::uint8_t> out, int from,
                         std::span<std::uint8_t> in, int tag, Status* result);
+  // A collective step's receive: without a request when the message is
+  // here or small (receive_unnamed), else through one, waited for. The
+  // transfer's error, else the message's.
+  Status collective_receive(Communicator* comm, int from, std::span<std::uint8_t> in, int tag);
   // A send's or receive's arguments, checked (an error names what is wrong).
   Status check_request(RequestKind kind, const void* buffer, std::size_t bytes, int peer, int tag,
                        Communicator* comm, bool collective) const;
