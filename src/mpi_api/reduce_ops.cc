@@ -205,8 +205,16 @@ Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::
     case MPI_SIGNED_CHAR:
     case MPI_INT8_T:
       return apply_typed<std::int8_t>(op, in, inout, count);
-    case MPI_UNSIGNED_CHAR:
     case MPI_BYTE:
+      // The byte category (MPI-3.1 §5.9.2) takes the bitwise operations
+      // only: a sum of raw bytes means nothing (MPICH and Open MPI refuse
+      // it too).
+      if (op != MPI_BAND && op != MPI_BOR && op != MPI_BXOR) {
+        return {ErrorCode::kInvalidOp,
+                "MPI_BYTE takes MPI_BAND, MPI_BOR and MPI_BXOR only (MPI-3.1 5.9.2)"};
+      }
+      return apply_typed<std::uint8_t>(op, in, inout, count);
+    case MPI_UNSIGNED_CHAR:
     case MPI_UINT8_T:
       return apply_typed<std::uint8_t>(op, in, inout, count);
     case MPI_SHORT:
@@ -237,6 +245,11 @@ Status apply_op(MPI_Op op, MPI_Datatype type, const void* in, void* inout, std::
       return apply_typed<MPI_Aint>(op, in, inout, count);
     case MPI_C_BOOL:
     case MPI_CXX_BOOL:
+      // The logical category: MPI_LAND, MPI_LOR, MPI_LXOR only.
+      if (op != MPI_LAND && op != MPI_LOR && op != MPI_LXOR) {
+        return {ErrorCode::kInvalidOp,
+                "the boolean types take MPI_LAND, MPI_LOR and MPI_LXOR only (MPI-3.1 5.9.2)"};
+      }
       return apply_typed<bool>(op, in, inout, count);
     case MPI_C_FLOAT_COMPLEX:
     case MPI_CXX_FLOAT_COMPLEX:

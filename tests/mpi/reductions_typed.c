@@ -178,6 +178,22 @@ static void collectives(MPI_Datatype strided) {
   MPI_Type_commit(&doubles);
   CHECK(tw_class(MPI_Allreduce(MPI_IN_PLACE, raw, 1, doubles, MPI_BXOR, MPI_COMM_WORLD)) ==
         MPI_ERR_OP);
+  /* The standard's categories (MPI-3.1 5.9.2): bytes take the bitwise
+   * operations only, booleans the logical ones only; the allowed ones
+   * still combine. */
+  CHECK(tw_class(MPI_Allreduce(MPI_IN_PLACE, raw, 4, MPI_BYTE, MPI_SUM, MPI_COMM_WORLD)) ==
+        MPI_ERR_OP);
+  CHECK(tw_class(MPI_Reduce_local(raw, raw + 8, 4, MPI_BYTE, MPI_MAX)) == MPI_ERR_OP);
+  CHECK(tw_class(MPI_Allreduce(MPI_IN_PLACE, raw, 4, MPI_C_BOOL, MPI_SUM, MPI_COMM_WORLD)) ==
+        MPI_ERR_OP);
+  CHECK(tw_class(MPI_Allreduce(MPI_IN_PLACE, raw, 4, MPI_C_BOOL, MPI_BOR, MPI_COMM_WORLD)) ==
+        MPI_ERR_OP);
+  unsigned char bits = (unsigned char)(1u << (rank % 8)), any = 0;
+  CHECK(MPI_Allreduce(&bits, &any, 1, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(any == (unsigned char)((1u << (size < 8 ? size : 8)) - 1));
+  _Bool first = rank == 0, some = 0;
+  CHECK(MPI_Allreduce(&first, &some, 1, MPI_C_BOOL, MPI_LOR, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(some);
   MPI_Type_free(&mixed);
   MPI_Type_free(&doubles);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
