@@ -15,18 +15,18 @@
  *   osu_p2p cas_latency  the same with MPI_Compare_and_swap
  *   osu_p2p put_latency, get_latency  the same with an 8-byte MPI_Put
  *                     (MPI_Get) of MPI_INT64_T (osu_put_latency -s flush)
- *                     The one-sided latencies are the median of 20 chunks
- *                     of the timed calls, not OSU's mean of the whole run:
- *                     10,000 calls of 20 ns are 0.2 ms, and a host that
- *                     takes the CPUs away for 4-12 ms every ~8 ms (the
- *                     2-core VM this was written on) makes such a mean say
- *                     whether the run caught a gap (bench/mpi/coll_latency.c
- *                     does the same for the collectives).
  *   osu_p2p put_bw, get_bw  rank 0 issues a window of 64 MPI_Put (MPI_Get)
  *                     of the size into (from) rank 1's MPI_Win_allocate
  *                     memory, then one MPI_Win_flush, under a shared lock
  *                     (osu_put_bw -s flush); MB/s. Rank 1 checks what
  *                     arrived (rank 0 what it read).
+ * Every latency, and the rates of bw, bibw and mbw_mr, is the median of up
+ * to 20 chunks of the timed iterations (ping-pongs, windows, calls), not
+ * OSU's mean of the whole run: 10,000 ping-pongs of 0.2 us are 4 ms, and a
+ * host that takes the CPUs away for 4-12 ms every ~8 ms (the 2-core VM
+ * this was written on) makes such a mean say whether the run caught a gap
+ * (bench/mpi/coll_latency.c does the same for the collectives). The
+ * one-way bandwidth of put_bw / get_bw stays the whole run's.
  * Options: -m MIN:MAX message sizes (default 0:4194304), -i ITERS for small
  * messages (default 10000 latency, 100 windows otherwise; fewer above
  * 8 KiB, see iters_for), -x WARMUP. Output: "# test" header, then "size value [rate]",
@@ -65,11 +65,47 @@ static int warmup_for(int n, int warmup) {
   return n / 10 > 2 ? n / 10 : 2;
 }
 
+enum { kChunks = 20 };
+
+static int by_value(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* The timed iterations in up to kChunks chunks (the last takes the
+ * remainder): chunk_tick at the top of every iteration, chunk_median after
+ * the last for the median seconds per iteration. */
+struct chunks {
+  int iters, per, count;
+  double t0, seconds[kChunks];
+};
+
+static struct chunks chunks_for(int iters) {
+  struct chunks c = {iters, 1, 1, 0, {0}};
+  if (iters < 1) die("a timed run needs -i 1 or more");
+  c.per = iters / kChunks > 0 ? iters / kChunks : 1;
+  c.count = iters / c.per < kChunks ? iters / c.per : kChunks;
+  return c;
+}
+
+static void chunk_tick(struct chunks* c, int timed) {
+  if (timed < 0 || timed % c->per != 0 || timed / c->per >= c->count) return;
+  const double now = MPI_Wtime();
+  if (timed > 0) c->seconds[timed / c->per - 1] = (now - c->t0) / c->per;
+  c->t0 = now;
+}
+
+static double chunk_median(struct chunks* c) {
+  c->seconds[c->count - 1] = (MPI_Wtime() - c->t0) / (c->iters - (c->count - 1) * c->per);
+  qsort(c->seconds, (size_t)c->count, sizeof c->seconds[0], by_value);
+  return c->seconds[c->count / 2];
+}
+
 static double latency(char* s, char* r, long bytes, int iters, int warmup) {
-  double t0 = 0;
+  struct chunks c = chunks_for(iters);
   MPI_Barrier(MPI_COMM_WORLD);
   for (int i = 0; i < iters + warmup; ++i) {
-    if (i == warmup) t0 = MPI_Wtime();
+    chunk_tick(&c, i - warmup);
     if (rank == 0) {
       MPI_Send(s, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
       MPI_Recv(r, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -78,16 +114,10 @@ static double latency(char* s, char* r, long bytes, int iters, int warmup) {
       MPI_Send(s, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
     }
   }
-  return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+  return chunk_median(&c) * 1e6 / 2.0;
 }
 
 enum one_sided { FOP, CAS, PUT, GET };
-enum { kChunks = 20 };
-
-static int by_value(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
 
 /* One-sided: rank 0 updates (or reads) a 64-bit word in rank 1's window,
  * flushing each; us per operation. */
@@ -98,21 +128,13 @@ static double one_sided_latency(enum one_sided op, int iters, int warmup) {
                    &win);
   *base = op == GET ? 42 : 0;
   MPI_Barrier(MPI_COMM_WORLD);
-  if (iters < 1) die("one-sided latency needs -i 1 or more");
-  double t0 = 0, chunk[kChunks];
-  /* the timed calls in kChunks chunks (the last takes the remainder) */
-  const int per_chunk = iters / kChunks > 0 ? iters / kChunks : 1;
-  const int chunks = iters / per_chunk < kChunks ? iters / per_chunk : kChunks;
+  struct chunks c = chunks_for(iters);
+  double us = 0;
   if (rank == 0) {
     long long one = 1, old = 0, expect = 0;
     MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
     for (int i = 0; i < iters + warmup; ++i) {
-      const int timed = i - warmup;
-      if (timed >= 0 && timed % per_chunk == 0 && timed / per_chunk < chunks) {
-        const double now = MPI_Wtime();
-        if (timed > 0) chunk[timed / per_chunk - 1] = (now - t0) * 1e6 / per_chunk;
-        t0 = now;
-      }
+      chunk_tick(&c, i - warmup);
       if (op == CAS) {
         long long next = expect + 1;
         MPI_Compare_and_swap(&next, &expect, &old, MPI_INT64_T, 1, 0, win);
@@ -132,10 +154,7 @@ static double one_sided_latency(enum one_sided op, int iters, int warmup) {
         MPI_Abort(MPI_COMM_WORLD, 3);
       }
     }
-    /* the last chunk: from its start to the last call */
-    chunk[chunks - 1] = (MPI_Wtime() - t0) * 1e6 / (iters - (chunks - 1) * per_chunk);
-    qsort(chunk, (size_t)chunks, sizeof chunk[0], by_value);
-    t0 = chunk[chunks / 2];
+    us = chunk_median(&c) * 1e6;
     MPI_Win_unlock(1, win);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -151,7 +170,7 @@ static double one_sided_latency(enum one_sided op, int iters, int warmup) {
     }
   }
   MPI_Win_free(&win);
-  return t0;
+  return us;
 }
 
 /* One-sided bandwidth: rank 0 puts (gets) windows of WINDOW transfers of
@@ -228,7 +247,8 @@ static void one_sided_bw(int get, long min, long max, int iters, int warmup) {
 }
 
 /* One pair streams windows from `from` to `to` (both directions if bidir).
- * Returns seconds for `iters` windows after warm-up. */
+ * Returns seconds for `iters` windows after warm-up, at the median
+ * window's pace. */
 static double stream(char* s, char* r, long bytes, int iters, int warmup, int from, int to,
                      int bidir) {
   MPI_Request reqs[2 * WINDOW];
@@ -236,12 +256,12 @@ static double stream(char* s, char* r, long bytes, int iters, int warmup, int fr
    * pointer GCC warns about when it is passed as an array. */
   MPI_Status stats[2 * WINDOW];
   char ack = 0;
-  double t0 = 0;
+  struct chunks c = chunks_for(iters);
   int me_sends = rank == from || bidir, me_recvs = rank == to || bidir;
   int peer = rank == from ? to : from;
   MPI_Barrier(MPI_COMM_WORLD);
   for (int i = 0; i < iters + warmup; ++i) {
-    if (i == warmup) t0 = MPI_Wtime();
+    chunk_tick(&c, i - warmup);
     int n = 0;
     for (int w = 0; w < WINDOW && me_recvs; ++w)
       MPI_Irecv(r + (size_t)w * (size_t)bytes, (int)bytes, MPI_CHAR, peer, 100, MPI_COMM_WORLD,
@@ -256,7 +276,7 @@ static double stream(char* s, char* r, long bytes, int iters, int warmup, int fr
         MPI_Recv(&ack, 1, MPI_CHAR, to, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
   }
-  return MPI_Wtime() - t0;
+  return chunk_median(&c) * iters;
 }
 
 /* Sums the named MPI_T counters over the ranks into `out` (rank 0); 0 if
