@@ -27,13 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "chunked_median.h"
 
-enum { kWarmup = 100, kChunks = 20 };
-
-static int by_value(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
+enum { kWarmup = 100 };
 
 static int rank, size;
 
@@ -125,16 +121,15 @@ int main(int argc, char** argv) {
         for (int i = 0; i < bytes; ++i) ((unsigned char*)out)[i] = (unsigned char)(i * 7 + 1);
       }
       MPI_Barrier(MPI_COMM_WORLD);
-      const int per = n / kChunks > 0 ? n / kChunks : 1;
-      const int chunks = n / per < kChunks ? n / per : kChunks;
+      int per, chunks;
+      chunk_split(n, &per, &chunks);
       double chunk_us[kChunks];
       for (int c = 0; c < chunks; ++c) {
         const double t0 = MPI_Wtime();
         for (int k = 0; k < per; ++k) call(ops[o], in, out, count, bytes);
         chunk_us[c] = (MPI_Wtime() - t0) * 1e6 / per;
       }
-      qsort(chunk_us, (size_t)chunks, sizeof chunk_us[0], by_value);
-      double us = chunk_us[chunks / 2];
+      double us = median_of(chunk_us, chunks);
       if (!check(ops[o], out, count, bytes)) return fail(ops[o], bytes);
       double sum = 0;
       MPI_Reduce(&us, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "chunked_median.h"
 
 #define WINDOW 64
 #define LARGE 8192
@@ -65,13 +66,6 @@ static int warmup_for(int n, int warmup) {
   return n / 10 > 2 ? n / 10 : 2;
 }
 
-enum { kChunks = 20 };
-
-static int by_value(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
 /* The timed iterations in up to kChunks chunks (the last takes the
  * remainder): chunk_tick at the top of every iteration, chunk_median after
  * the last for the median seconds per iteration. */
@@ -83,8 +77,7 @@ struct chunks {
 static struct chunks chunks_for(int iters) {
   struct chunks c = {iters, 1, 1, 0, {0}};
   if (iters < 1) die("a timed run needs -i 1 or more");
-  c.per = iters / kChunks > 0 ? iters / kChunks : 1;
-  c.count = iters / c.per < kChunks ? iters / c.per : kChunks;
+  chunk_split(iters, &c.per, &c.count);
   return c;
 }
 
@@ -97,8 +90,7 @@ static void chunk_tick(struct chunks* c, int timed) {
 
 static double chunk_median(struct chunks* c) {
   c->seconds[c->count - 1] = (MPI_Wtime() - c->t0) / (c->iters - (c->count - 1) * c->per);
-  qsort(c->seconds, (size_t)c->count, sizeof c->seconds[0], by_value);
-  return c->seconds[c->count / 2];
+  return median_of(c->seconds, c->count);
 }
 
 static double latency(char* s, char* r, long bytes, int iters, int warmup) {
