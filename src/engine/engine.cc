@@ -159,14 +159,19 @@ Status Engine::start_up() {
   // does the NIC's matching: a rank that sends untagged to one that
   // matches in the NIC would still be matched in order, but a job that asked for the
   // NIC and got it on some ranks only is a setup to report, not to run.
-  std::vector<std::uint8_t> mine(3 * sizeof(std::uint64_t));
+  // And whether connections are all made now: connect_everyone's barrier
+  // needs every rank.
+  constexpr std::size_t kWords = 4;
+  std::vector<std::uint8_t> mine(kWords * sizeof(std::uint64_t));
   std::uint64_t threshold = config_.eager_threshold;
   const std::uint64_t mode = one_sided_ ? 1 : 0;  // the cancel layer's own answer
   transport::NicMatching* nic = usable_nic_matching();
   const std::uint64_t in_nic = nic != nullptr ? 1 : 0;
+  const std::uint64_t connect_all = transport_->connects_all_at_start() ? 1 : 0;
   std::memcpy(mine.data(), &threshold, sizeof(threshold));
   std::memcpy(mine.data() + sizeof(threshold), &mode, sizeof(mode));
   std::memcpy(mine.data() + 2 * sizeof(threshold), &in_nic, sizeof(in_nic));
+  std::memcpy(mine.data() + 3 * sizeof(threshold), &connect_all, sizeof(connect_all));
   TAGWIRE_RETURN_IF_ERROR(send_cancel_->publish(&mine));
   auto address = transport_->address();
   address_bytes_ = address.size();
@@ -179,12 +184,14 @@ Status Engine::start_up() {
     std::uint64_t theirs = 0;
     std::uint64_t their_mode = 0;
     std::uint64_t their_nic_matching = 0;
-    if (entry.size() < 3 * sizeof(theirs)) {
+    std::uint64_t their_connect_all = 0;
+    if (entry.size() < kWords * sizeof(theirs)) {
       return Status(ErrorCode::kProtocol, "malformed address from rank " + std::to_string(r));
     }
     std::memcpy(&theirs, entry.data(), sizeof(theirs));
     std::memcpy(&their_mode, entry.data() + sizeof(theirs), sizeof(their_mode));
     std::memcpy(&their_nic_matching, entry.data() + 2 * sizeof(theirs), sizeof(their_nic_matching));
+    std::memcpy(&their_connect_all, entry.data() + 3 * sizeof(theirs), sizeof(their_connect_all));
     if (theirs != threshold) {
       return Status(ErrorCode::kConfig,
                     "TAGWIRE_EAGER_THRESHOLD differs between ranks (" + std::to_string(threshold) +
@@ -201,8 +208,15 @@ Status Engine::start_up() {
                         std::to_string(in_nic != 0 ? r : rank) +
                         " (TAGWIRE_TM, the device, and TAGWIRE_CANCEL_MODE must agree)");
     }
+    if (their_connect_all != connect_all) {
+      return Status(ErrorCode::kConfig, std::string("rank ") +
+                                            std::to_string(connect_all != 0 ? rank : r) +
+                                            " connects to every rank in MPI_Init and rank " +
+                                            std::to_string(connect_all != 0 ? r : rank) +
+                                            " on first use (TAGWIRE_UCX_CONNECT must agree)");
+    }
     std::span<const std::uint8_t> rest(entry);
-    rest = rest.subspan(3 * sizeof(theirs));
+    rest = rest.subspan(kWords * sizeof(theirs));
     TAGWIRE_RETURN_IF_ERROR(send_cancel_->take_peer(r, &rest));
     addresses.emplace_back(rest.begin(), rest.end());
   }
@@ -248,6 +262,7 @@ Status Engine::start_up() {
                                 : crowded      ? "yields when idle"
                                                : "spins when idle")
                             << ", " << (flat_collectives_ ? "flat" : "tree") << " collectives)");
+  TAGWIRE_RETURN_IF_ERROR(connect_everyone());
   const HelperMode helper = config_.progress_thread ? HelperMode::kProgress
                             : config_.cancel_agent  ? HelperMode::kAgent
                                                     : HelperMode::kNone;
@@ -284,6 +299,31 @@ Status Engine::start_up() {
   return Status::ok();
 }
 
+Status Engine::connect_everyone() {
+  if (!transport_->connects_all_at_start()) return Status::ok();
+  const transport::Completion done{[](void* ctx, const Status& s) {
+                                     auto* w = static_cast<ConnectWait*>(ctx);
+                                     w->result = s;
+                                     w->finished = true;
+                                   },
+                                   &connect_wait_};
+  auto issued = transport_->connect_all(done);
+  if (!issued) return issued.status().with_context("connecting to every rank in MPI_Init");
+  // No deadline of our own: the transport fails a connection to a rank that
+  // does not answer (UCX's peer error mode), and the launcher's notice of
+  // a death fails it too (peer_failed).
+  while (*issued == transport::Issued::kPending && !connect_wait_.finished) {
+    transport_->progress();
+  }
+  if (!connect_wait_.result.is_ok()) {
+    return connect_wait_.result.with_context("connecting to every rank in MPI_Init");
+  }
+  // A peer still connecting needs this rank's answers: progress until all
+  // are done. The message barrier, not the bootstrap's: PMIx's and PMI-2's
+  // barriers do not progress the transport while they wait.
+  return barrier(world_.get()).with_context("connecting to every rank in MPI_Init");
+}
+
 void Engine::allow_application_threads() {
   mutex_.allow_application_threads();
   if (!mutex_.enabled()) mutex_.enable();  // no helper thread: the lock was off
@@ -308,6 +348,10 @@ Engine::~Engine() {
 Status Engine::finalize() {
   if (finalized_) return Status::ok();
   finalized_ = true;
+  // A start-up refused before the world existed (ranks that disagree on a
+  // setting): no rank has a communicator to meet on, and the destructor's
+  // finalize warned "null communicator" about the barrier.
+  if (world_ == nullptr) return Status::ok();
   // Every rank reaches this point before anyone closes a connection. Under
   // a launcher that knows who is alive, a death known or learnt meanwhile
   // ends the message barrier: the survivors then meet through the

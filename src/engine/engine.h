@@ -590,6 +590,13 @@ class Engine final : public transport::Receiver,
   Engine(const Config& config, std::unique_ptr<Bootstrap> bootstrap,
          std::unique_ptr<transport::Transport> transport);
   Status start_up();
+  // The transport's connect_all (TAGWIRE_UCX_CONNECT), then progress
+  // until every rank's finished.
+  Status connect_everyone();
+  struct ConnectWait {
+    bool finished = false;
+    Status result;
+  } connect_wait_;
   // The transport's NIC matching if the engine can use it (start-up).
   transport::NicMatching* usable_nic_matching() const;
 

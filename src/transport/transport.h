@@ -229,6 +229,20 @@ class Transport {
   virtual Result<bool> arm() = 0;
   virtual int event_fd() const = 0;
 
+  // Whether this job's connections are all made in MPI_Init
+  // (connect_all), rather than on first use; every rank must agree.
+  virtual bool connects_all_at_start() const { return false; }
+
+  // Connects to every peer now, where connects_all_at_start(): done runs
+  // from progress() once every connection is up (or one failed). kDone:
+  // nothing to wait for. The caller then keeps progressing until every
+  // rank's connect_all finished (a peer's connection needs this rank's
+  // answers too).
+  virtual Result<Issued> connect_all(Completion done) {
+    (void)done;
+    return Issued::kDone;
+  }
+
   // Flushes and closes every connection. Call after a job-wide barrier.
   virtual Status disconnect_all() = 0;
 

@@ -17,6 +17,7 @@
 #include "ucx/message_rma.h"
 #include "ucx/ucx_devices.h"
 #include "ucx/ucx_handles.h"
+#include "ucx/ucx_settings.h"
 #include "ucx/ucx_status.h"
 
 namespace tagwire::ucx {
@@ -134,11 +135,13 @@ KeptForExit* g_kept_for_exit = nullptr;
 
 class UcxTransportImpl final : public transport::Transport {
  public:
-  UcxTransportImpl(ContextPtr context, WorkerPtr worker, WorkerAddress address, int event_fd)
+  UcxTransportImpl(ContextPtr context, WorkerPtr worker, WorkerAddress address, int event_fd,
+                   bool connect_at_start)
       : context_(std::move(context)),
         worker_(std::move(worker)),
         address_(std::move(address)),
         event_fd_(event_fd),
+        connect_at_start_(connect_at_start),
         rma_(std::make_unique<MessageRma>(worker_.get(), &counters_)) {}
 
   ~UcxTransportImpl() override {
@@ -189,7 +192,35 @@ class UcxTransportImpl final : public transport::Transport {
   }
 
   std::string_view name() const override { return "ucx"; }
-  bool connects_on_first_use() const override { return true; }  // endpoints on first use
+  bool connects_on_first_use() const override { return !connect_at_start_; }
+  bool connects_all_at_start() const override { return connect_at_start_; }
+
+  // Every endpoint, made and then flushed: UCX flushes an endpoint only
+  // once its wireup made its lanes ready, so when the flushes are done no
+  // connection request or reply of ours is still pending. Why in MPI_Init:
+  // UCX 1.13 aborts the process when it purges an endpoint that still
+  // holds a pending wireup request or reply ("got REP message" in
+  // ucp_request_send_state_ff), or when a TCP connection to a peer that
+  // died is refused mid-connect (tcp_ep.c:478); both met a survivor that
+  // first connected to a rank as it died (tests/mpi/peer_kill.c over TCP,
+  // 2 runs in 450 on 2026-12-03). Made at start-up, a connection a death
+  // touches is one already up, which UCX fails cleanly.
+  Result<Issued> connect_all(Completion done) override {
+    if (!connect_at_start_) return Issued::kDone;
+    for (const Peer& p : peers_) {
+      auto ep = endpoint(p.rank);
+      if (!ep) return ep.status();
+    }
+    Operation* op = new_operation(done, -1);
+    op->parts_left = 1;  // this call's own: no part may finish the whole early
+    op->error = Status::ok();
+    flush_live_endpoints(op);
+    if (--op->parts_left > 0) return Issued::kPending;
+    Status error = op->error;
+    release_operation(op);
+    if (!error.is_ok()) return error;
+    return Issued::kDone;
+  }
 
   std::vector<std::uint8_t> address() const override {
     return {address_.data(), address_.data() + address_.size()};
@@ -781,6 +812,7 @@ class UcxTransportImpl final : public transport::Transport {
   WorkerPtr worker_;
   WorkerAddress address_;
   int event_fd_;
+  bool connect_at_start_;            // TAGWIRE_UCX_CONNECT, resolved for the job's size
   std::unique_ptr<MessageRma> rma_;  // for peers whose RMA UCX would emulate
   std::vector<Peer> peers_;
   transport::Receiver* receiver_ = nullptr;
@@ -889,8 +921,9 @@ Result<std::unique_ptr<transport::Transport>> create_ucx_transport(const UcxOpti
   int event_fd = -1;
   if (ucp_worker_get_efd(worker.get(), &event_fd) != UCS_OK) event_fd = -1;
 
-  auto impl = std::make_unique<UcxTransportImpl>(std::move(context), std::move(worker),
-                                                 std::move(address), event_fd);
+  auto impl =
+      std::make_unique<UcxTransportImpl>(std::move(context), std::move(worker), std::move(address),
+                                         event_fd, options.connect_at_start);
   TAGWIRE_RETURN_IF_ERROR(impl->install_handler());
   return std::unique_ptr<transport::Transport>(std::move(impl));
 }
@@ -899,8 +932,14 @@ namespace {
 
 Result<std::unique_ptr<transport::Transport>> create_from_setup(
     const transport::TransportSetup& setup) {
+  auto settings = setup.settings != nullptr ? UcxSettings::read(*setup.settings)
+                                            : Result<UcxSettings>(UcxSettings{});
+  if (!settings) return settings.status();
+  UcxOptions options;
   // A helper thread (the progress thread or the cancel agent) shares the worker.
-  return create_ucx_transport(UcxOptions{setup.helper_thread});
+  options.shared_with_progress_thread = setup.helper_thread;
+  options.connect_at_start = setup.size > 1 && settings->connects_at_start(setup.size);
+  return create_ucx_transport(options);
 }
 
 }  // namespace
@@ -922,6 +961,6 @@ const transport::TransportEntry kTransportEntry{
      // cancel agent therefore also looks every millisecond.
      .wake_events = false},
     create_from_setup,
-    {}};  // no settings of its own
+    UcxSettings::table()};
 
 }  // namespace tagwire::ucx

@@ -22,6 +22,9 @@ struct UcxOptions {
   // The worker is shared with a progress thread (calls are serialised by
   // the engine's lock): UCS_THREAD_MODE_SERIALIZED instead of SINGLE.
   bool shared_with_progress_thread = false;
+  // Every endpoint is made in MPI_Init (connect_all), not on first use
+  // (UcxSettings::connects_at_start).
+  bool connect_at_start = false;
 };
 
 // Creates the UCP context and worker. Fails with a clear Status if UCX
