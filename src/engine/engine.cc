@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "common/host_identity.h"
 #include "common/log.h"
@@ -161,17 +163,14 @@ Status Engine::start_up() {
   // NIC and got it on some ranks only is a setup to report, not to run.
   // And whether connections are all made now: connect_everyone's barrier
   // needs every rank.
-  constexpr std::size_t kWords = 4;
-  std::vector<std::uint8_t> mine(kWords * sizeof(std::uint64_t));
-  std::uint64_t threshold = config_.eager_threshold;
-  const std::uint64_t mode = one_sided_ ? 1 : 0;  // the cancel layer's own answer
   transport::NicMatching* nic = usable_nic_matching();
+  const std::uint64_t threshold = config_.eager_threshold;
+  const std::uint64_t mode = one_sided_ ? 1 : 0;  // the cancel layer's own answer
   const std::uint64_t in_nic = nic != nullptr ? 1 : 0;
   const std::uint64_t connect_all = transport_->connects_all_at_start() ? 1 : 0;
-  std::memcpy(mine.data(), &threshold, sizeof(threshold));
-  std::memcpy(mine.data() + sizeof(threshold), &mode, sizeof(mode));
-  std::memcpy(mine.data() + 2 * sizeof(threshold), &in_nic, sizeof(in_nic));
-  std::memcpy(mine.data() + 3 * sizeof(threshold), &connect_all, sizeof(connect_all));
+  const std::array<std::uint64_t, 4> words{threshold, mode, in_nic, connect_all};
+  std::vector<std::uint8_t> mine(sizeof(words));
+  std::memcpy(mine.data(), words.data(), sizeof(words));
   TAGWIRE_RETURN_IF_ERROR(send_cancel_->publish(&mine));
   auto address = transport_->address();
   address_bytes_ = address.size();
@@ -181,17 +180,12 @@ Status Engine::start_up() {
   std::vector<std::vector<std::uint8_t>> addresses;
   for (int r = 0; r < size; ++r) {
     auto& entry = (*all)[static_cast<std::size_t>(r)];
-    std::uint64_t theirs = 0;
-    std::uint64_t their_mode = 0;
-    std::uint64_t their_nic_matching = 0;
-    std::uint64_t their_connect_all = 0;
-    if (entry.size() < kWords * sizeof(theirs)) {
+    std::remove_const_t<decltype(words)> their_words{};
+    if (entry.size() < sizeof(their_words)) {
       return Status(ErrorCode::kProtocol, "malformed address from rank " + std::to_string(r));
     }
-    std::memcpy(&theirs, entry.data(), sizeof(theirs));
-    std::memcpy(&their_mode, entry.data() + sizeof(theirs), sizeof(their_mode));
-    std::memcpy(&their_nic_matching, entry.data() + 2 * sizeof(theirs), sizeof(their_nic_matching));
-    std::memcpy(&their_connect_all, entry.data() + 3 * sizeof(theirs), sizeof(their_connect_all));
+    std::memcpy(their_words.data(), entry.data(), sizeof(their_words));
+    const auto [theirs, their_mode, their_nic_matching, their_connect_all] = their_words;
     if (theirs != threshold) {
       return Status(ErrorCode::kConfig,
                     "TAGWIRE_EAGER_THRESHOLD differs between ranks (" + std::to_string(threshold) +
@@ -216,7 +210,7 @@ Status Engine::start_up() {
                                             " on first use (TAGWIRE_UCX_CONNECT must agree)");
     }
     std::span<const std::uint8_t> rest(entry);
-    rest = rest.subspan(kWords * sizeof(theirs));
+    rest = rest.subspan(sizeof(their_words));
     TAGWIRE_RETURN_IF_ERROR(send_cancel_->take_peer(r, &rest));
     addresses.emplace_back(rest.begin(), rest.end());
   }
@@ -301,23 +295,25 @@ Status Engine::start_up() {
 
 Status Engine::connect_everyone() {
   if (!transport_->connects_all_at_start()) return Status::ok();
+  // On the stack: nothing returns from here while the completion is pending.
+  struct Wait {
+    bool finished = false;
+    Status result;
+  } connecting;
   const transport::Completion done{[](void* ctx, const Status& s) {
-                                     auto* w = static_cast<ConnectWait*>(ctx);
+                                     auto* w = static_cast<Wait*>(ctx);
                                      w->result = s;
                                      w->finished = true;
                                    },
-                                   &connect_wait_};
+                                   &connecting};
   auto issued = transport_->connect_all(done);
   if (!issued) return issued.status().with_context("connecting to every rank in MPI_Init");
   // No deadline of our own: the transport fails a connection to a rank that
   // does not answer (UCX's peer error mode), and the launcher's notice of
   // a death fails it too (peer_failed).
-  while (*issued == transport::Issued::kPending && !connect_wait_.finished) {
-    transport_->progress();
-  }
-  if (!connect_wait_.result.is_ok()) {
-    return connect_wait_.result.with_context("connecting to every rank in MPI_Init");
-  }
+  while (*issued == transport::Issued::kPending && !connecting.finished) transport_->progress();
+  if (!connecting.result.is_ok())
+    return connecting.result.with_context("connecting to every rank in MPI_Init");
   // A peer still connecting needs this rank's answers: progress until all
   // are done. The message barrier, not the bootstrap's: PMIx's and PMI-2's
   // barriers do not progress the transport while they wait.

@@ -593,10 +593,6 @@ class Engine final : public transport::Receiver,
   // The transport's connect_all (TAGWIRE_UCX_CONNECT), then progress
   // until every rank's finished.
   Status connect_everyone();
-  struct ConnectWait {
-    bool finished = false;
-    Status result;
-  } connect_wait_;
   // The transport's NIC matching if the engine can use it (start-up).
   transport::NicMatching* usable_nic_matching() const;
 

@@ -215,11 +215,8 @@ class UcxTransportImpl final : public transport::Transport {
     op->parts_left = 1;  // this call's own: no part may finish the whole early
     op->error = Status::ok();
     flush_live_endpoints(op);
-    if (--op->parts_left > 0) return Issued::kPending;
-    Status error = op->error;
-    release_operation(op);
-    if (!error.is_ok()) return error;
-    return Issued::kDone;
+    --op->parts_left;
+    return settle_whole(op);
   }
 
   std::vector<std::uint8_t> address() const override {
@@ -344,11 +341,7 @@ class UcxTransportImpl final : public transport::Transport {
     if (rma_->flush_writes({&UcxTransportImpl::flush_part_done, op}) == Issued::kDone) {
       --op->parts_left;
     }
-    if (op->parts_left > 0) return Issued::kPending;
-    Status error = op->error;
-    release_operation(op);
-    if (!error.is_ok()) return error;
-    return Issued::kDone;
+    return settle_whole(op);
   }
 
   Result<Issued> compare_and_swap(PeerId peer, std::uint64_t remote_address,
@@ -718,6 +711,16 @@ class UcxTransportImpl final : public transport::Transport {
     const Completion done = part->done;
     owner->release_operation(part);
     done(fine ? Status::ok() : ucx_error("UCX flush", status));
+  }
+
+  // A whole of parts (flush, connect_all) once every part is issued:
+  // pending while a part is, else its outcome now, without a completion.
+  Result<Issued> settle_whole(Operation* op) {
+    if (op->parts_left > 0) return Issued::kPending;
+    Status error = op->error;
+    release_operation(op);
+    if (!error.is_ok()) return error;
+    return Issued::kDone;
   }
 
   static void flush_part_done(void* ctx, const Status& status) {
