@@ -8,10 +8,6 @@ namespace tagwire::verbs {
 
 namespace {
 
-std::uint64_t pack_trailer(std::uint32_t length, std::uint32_t marker) {
-  return (std::uint64_t{marker} << 32) | length;
-}
-
 // The trailer is one aligned 64-bit word: read and cleared atomically, with
 // acquire order so that nothing of the frame is read before it.
 std::atomic_ref<std::uint64_t> trailer_of(std::span<std::uint8_t> slot) {
@@ -37,25 +33,24 @@ std::uint32_t RingLayout::slots_for_job(std::size_t peers, std::uint32_t slot_si
   return static_cast<std::uint32_t>(std::clamp<std::size_t>(fit, kRingMinSlots, kRingMaxSlots));
 }
 
-std::uint32_t ring_marker(std::uint64_t serial) {
-  return static_cast<std::uint32_t>(serial % 0xffffffffu) + 1;
-}
-
 StagedWrite stage_message(std::span<std::uint8_t> slot, std::uint64_t serial, std::uint32_t ack,
                           std::span<const std::uint8_t> header,
                           std::span<const std::uint8_t> payload) {
-  const std::size_t frame = kRingPrefix + header.size() + payload.size();
-  const std::size_t start = slot.size() - kRingTrailer - frame;
+  return stage_frame(slot, frame_ends(ring_marker(serial), ack, header.size(), payload.size()),
+                     header, payload);
+}
+
+StagedWrite stage_frame(std::span<std::uint8_t> slot, const FrameEnds& ends,
+                        std::span<const std::uint8_t> header,
+                        std::span<const std::uint8_t> payload) {
+  const std::size_t start = slot.size() - kRingTrailer - ends.frame;
   std::uint8_t* p = slot.data() + start;
-  const std::uint32_t marker = ring_marker(serial);
-  const std::uint32_t prefix[3] = {static_cast<std::uint32_t>(header.size()), ack, marker};
-  std::memcpy(p, prefix, kRingPrefix);
+  std::memcpy(p, ends.prefix, kRingPrefix);
   if (!header.empty()) std::memcpy(p + kRingPrefix, header.data(), header.size());
   if (!payload.empty())
     std::memcpy(p + kRingPrefix + header.size(), payload.data(), payload.size());
-  const std::uint64_t trailer = pack_trailer(static_cast<std::uint32_t>(frame), marker);
-  std::memcpy(slot.data() + slot.size() - kRingTrailer, &trailer, kRingTrailer);
-  return {start, frame + kRingTrailer};
+  std::memcpy(slot.data() + slot.size() - kRingTrailer, &ends.trailer, kRingTrailer);
+  return {start, ends.frame + kRingTrailer};
 }
 
 Arrival peek_message(std::span<std::uint8_t> slot, std::uint64_t serial, ArrivedMessage* out) {

@@ -60,7 +60,9 @@ struct RingLayout {
 };
 
 // The marker message `serial` carries: never 0, which means "empty".
-std::uint32_t ring_marker(std::uint64_t serial);
+inline std::uint32_t ring_marker(std::uint64_t serial) {
+  return static_cast<std::uint32_t>(serial % 0xffffffffu) + 1;
+}
 
 // ring_marker(serial + 1) from ring_marker(serial), without the division:
 // a poll keeps the next marker instead of working it out each time.
@@ -78,6 +80,27 @@ inline bool trailer_carries(std::uint8_t* slot_end, std::uint32_t marker) {
   return static_cast<std::uint32_t>(trailer >> 32) == marker;
 }
 
+// The two small pieces that frame a message around its header and
+// payload: the prefix and the trailer, as they must land. Worked out from
+// the marker the sender keeps by increments (no division per message), for
+// a frame laid out in a staging slot (a WRITE the device reads from
+// registered memory) or in an image on the stack (an inline WRITE, which
+// the device copies at post time: VerbsEndpoint::write_inline).
+struct FrameEnds {
+  std::uint32_t prefix[3];  // header length, ack, marker
+  std::uint64_t trailer;    // frame length, marker
+  std::size_t frame;        // prefix + header + payload
+};
+
+// `marker`: ring_marker() of the message's serial.
+inline FrameEnds frame_ends(std::uint32_t marker, std::uint32_t ack, std::size_t header,
+                            std::size_t payload) {
+  const std::size_t frame = kRingPrefix + header + payload;
+  return {{static_cast<std::uint32_t>(header), ack, marker},
+          (std::uint64_t{marker} << 32) | static_cast<std::uint32_t>(frame),
+          frame};
+}
+
 // What to write: bytes [offset, offset + length) of a slot-sized buffer.
 struct StagedWrite {
   std::size_t offset = 0;
@@ -90,6 +113,10 @@ struct StagedWrite {
 StagedWrite stage_message(std::span<std::uint8_t> slot, std::uint64_t serial, std::uint32_t ack,
                           std::span<const std::uint8_t> header,
                           std::span<const std::uint8_t> payload);
+// The same with the frame's ends already worked out (frame_ends).
+StagedWrite stage_frame(std::span<std::uint8_t> slot, const FrameEnds& ends,
+                        std::span<const std::uint8_t> header,
+                        std::span<const std::uint8_t> payload);
 
 struct ArrivedMessage {
   std::span<const std::uint8_t> header;

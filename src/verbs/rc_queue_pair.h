@@ -101,7 +101,15 @@ class RcQueuePair {
 
  private:
   static Result<RcQueuePair> create_from(const Device& device, ibv_qp_init_attr& init);
-  Status post(ibv_send_wr& wr, const char* what);
+  // Inline, with the failure out of line: one call less on every
+  // message's post (26 instructions, bench/instructions in the VM).
+  Status post(ibv_send_wr& wr, const char* what) {
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0) [[unlikely]]
+      return post_failed(what, rc);
+    return Status::ok();
+  }
+  [[gnu::cold, gnu::noinline]] static Status post_failed(const char* what, int rc);
 
   QpPtr qp_;
   const Device* device_ = nullptr;

@@ -11,6 +11,7 @@
 // transport's (verbs_transport.cc).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -90,6 +91,18 @@ class VerbsEndpoint {
   // went inline, else when a signaled WRITE after it completes).
   Status write_message(std::uint32_t slot, std::span<const std::uint8_t> header,
                        std::span<const std::uint8_t> payload, transport::Delivery delivery);
+  // Whether a message of `bytes` (header and payload) goes as one inline
+  // WRITE: its whole frame fits what the QP copies at post time (and the
+  // stack image write_inline lays it out in: a device may grant more).
+  bool fits_inline(std::size_t bytes) const {
+    return kRingPrefix + bytes + kRingTrailer <=
+           std::min<std::size_t>(qp_->max_inline(), VerbsInterface::kWantInline);
+  }
+  // One eager message into the peer's ring as an inline WRITE
+  // (fits_inline): no staging slot to take and give back, nothing held
+  // until a completion. Connected, the window open.
+  Status write_inline(std::span<const std::uint8_t> header, std::span<const std::uint8_t> payload,
+                      transport::Delivery delivery);
   // A signaled zero-length WRITE: completes after everything posted before
   // it, and so frees the staging slots they hold.
   Status post_flush();
@@ -136,6 +149,28 @@ class VerbsEndpoint {
 
  private:
   bool signal_next(bool holds_slot);
+  // Where our next message lands in the peer's ring and its marker
+  // (layout_.slot_offset() and ring_marker() of its serial), taking its
+  // serial from the window: kept as it advances, as the receiver does.
+  struct Outgoing {
+    std::size_t offset;
+    std::uint32_t marker;
+  };
+  Outgoing take_outgoing() {
+    window_.take();
+    const Outgoing o{out_offset_, out_marker_};
+    out_marker_ = next_ring_marker(out_marker_);
+    out_offset_ += layout_.slot_size;
+    if (out_offset_ == layout_.ring_bytes()) out_offset_ = 0;
+    return o;
+  }
+  WriteOptions ring_write_options(transport::Delivery delivery, bool holds_slot) {
+    WriteOptions o;
+    o.inline_data = !holds_slot;
+    o.with_immediate = delivery == transport::Delivery::kWake || remote_.wake_all;
+    o.signaled = signal_next(holds_slot);
+    return o;
+  }
   Status write_credit_word(std::uint32_t length, WrKind kind, const WriteOptions& o);
   std::span<std::uint8_t> next_slot() { return {ring_ + next_offset_, layout_.slot_size}; }
   // Whether the next message's trailer is in: an empty poll ends here.
@@ -156,6 +191,8 @@ class VerbsEndpoint {
   PeerRing remote_;
   // Sending to the peer.
   CreditWindow window_;
+  std::size_t out_offset_ = 0;  // take_outgoing()
+  std::uint32_t out_marker_;    // take_outgoing()
   Status failed_;
   std::deque<Backlogged> backlog_;
   std::uint32_t unsignaled_ = 0;

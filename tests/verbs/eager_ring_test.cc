@@ -91,6 +91,32 @@ TEST(EagerRing, TheTrailerTestSeesOnlyTheMessageItWaitsFor) {
   EXPECT_FALSE(trailer_carries(end1, ring_marker(next_lap)));
 }
 
+// A small message goes inline, laid out in an image of its own rather
+// than a staging slot (VerbsEndpoint::write_inline): the bytes it puts at
+// the slot's end must be the staged ones, and read back the same.
+TEST(EagerRing, AnInlineImageLandsAsTheStagedFrameDoes) {
+  for (std::uint64_t serial : {1ull, 2ull, 5ull, 0xffffffffull}) {
+    Wire staged;
+    const StagedWrite sw = staged.stage(serial, 9, "header-bytes", "8 bytes!");
+    std::uint8_t image[256];
+    const StagedWrite iw = stage_frame(image, frame_ends(ring_marker(serial), 9, 12, 8),
+                                       bytes("header-bytes"), bytes("8 bytes!"));
+    ASSERT_EQ(iw.length, sw.length);
+    EXPECT_EQ(iw.offset + iw.length, sizeof(image)) << "the frame ends the image";
+    // Placed where write_inline aims it: the slot's end less its length.
+    Wire inlined;
+    std::span<std::uint8_t> slot = inlined.remote_slot(serial);
+    std::memcpy(slot.data() + slot.size() - iw.length, image + iw.offset, iw.length);
+    EXPECT_EQ(0, std::memcmp(slot.data() + sw.offset, staged.staging.data() + sw.offset, sw.length))
+        << "serial " << serial;
+    ArrivedMessage m;
+    ASSERT_EQ(peek_message(slot, serial, &m), Arrival::kReady) << "serial " << serial;
+    EXPECT_EQ(text(m.header), "header-bytes");
+    EXPECT_EQ(text(m.payload), "8 bytes!");
+    EXPECT_EQ(m.ack, 9u);
+  }
+}
+
 TEST(EagerRing, AWrittenMessageReadsBackWithItsAck) {
   Wire w;
   ArrivedMessage m;
