@@ -325,7 +325,13 @@ def measure(columns, transports, tests, sizes_for, reps, timeout, perftest, osu_
                 log(f"[{step}/{total}] rep {rep + 1}/{reps} {transport} {test}: "
                     f"{', '.join(c.name for c in columns[transport])}"
                     f"{', ' + perftest_name(transport, test) if has_perftest else ''}")
-                for col in columns[transport]:
+                # Each rep starts at the next column, so that whatever
+                # comes with a place in the round (the run after another
+                # job's teardown, a neighbour's burst at its start) falls on
+                # every column in turn, not always on the first.
+                cols = columns[transport]
+                k = rep % len(cols) if cols else 0
+                for col in cols[k:] + cols[:k]:
                     t0 = time.monotonic()
                     try:
                         points = col.run_osu(test, sizes, timeout, iters_for(test, transport))
