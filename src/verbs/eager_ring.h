@@ -101,20 +101,19 @@ inline FrameEnds frame_ends(std::uint32_t marker, std::uint32_t ack, std::size_t
           frame};
 }
 
-// What to write: bytes [offset, offset + length) of a slot-sized buffer.
+// What to write: bytes [offset, offset + length) of the image; the frame
+// ends the image, as it must end the remote slot.
 struct StagedWrite {
   std::size_t offset = 0;
   std::size_t length = 0;
 };
 
-// Lays message `serial` out in `slot` (a local slot-sized buffer, the image
-// of the remote slot) exactly as it must land at the receiver. The caller
-// has checked that it fits (prefix + header + payload <= max_frame()).
-StagedWrite stage_message(std::span<std::uint8_t> slot, std::uint64_t serial, std::uint32_t ack,
-                          std::span<const std::uint8_t> header,
-                          std::span<const std::uint8_t> payload);
-// The same with the frame's ends already worked out (frame_ends).
-StagedWrite stage_frame(std::span<std::uint8_t> slot, const FrameEnds& ends,
+// Lays a message whose frame `ends` describe out at the end of `image` (a
+// staging slot or an image on the stack) exactly as it must land at the
+// end of its slot at the receiver. The caller has checked that it fits
+// (prefix + header + payload + trailer <= image.size(), and the frame <=
+// max_frame()).
+StagedWrite stage_frame(std::span<std::uint8_t> image, const FrameEnds& ends,
                         std::span<const std::uint8_t> header,
                         std::span<const std::uint8_t> payload);
 

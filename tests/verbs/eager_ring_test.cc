@@ -33,7 +33,8 @@ struct Wire {
   }
   StagedWrite stage(std::uint64_t serial, std::uint32_t ack, const std::string& header,
                     const std::string& payload) {
-    return stage_message(staging, serial, ack, bytes(header), bytes(payload));
+    return stage_frame(staging, frame_ends(ring_marker(serial), ack, header.size(), payload.size()),
+                       bytes(header), bytes(payload));
   }
   void write(std::uint64_t serial, StagedWrite w, std::size_t only = SIZE_MAX) {
     const std::size_t n = std::min(only, w.length);
@@ -92,8 +93,9 @@ TEST(EagerRing, TheTrailerTestSeesOnlyTheMessageItWaitsFor) {
 }
 
 // A small message goes inline, laid out in an image of its own rather
-// than a staging slot (VerbsEndpoint::write_inline): the bytes it puts at
-// the slot's end must be the staged ones, and read back the same.
+// than a staging slot (VerbsEndpoint::write_inline), an image smaller than
+// the slot: the bytes it puts at the slot's end must be the staged ones,
+// and read back the same.
 TEST(EagerRing, AnInlineImageLandsAsTheStagedFrameDoes) {
   for (std::uint64_t serial : {1ull, 2ull, 5ull, 0xffffffffull}) {
     Wire staged;
