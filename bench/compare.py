@@ -399,11 +399,15 @@ def fmt(v):
     return f"{v:.2f}"
 
 
-def best_peer(results, transport, test, size, names, lower):
+def mpi_peers(results, transport, test, size, names):
     # Peers are the MPIs; perftest (no MPI semantics at all) has its own column.
-    vals = [(summary(results[(transport, test, n)][size])[0], n) for n in names
-            if not n.startswith("tagwire") and n not in NOT_MPI and
+    return [n for n in names if not n.startswith("tagwire") and n not in NOT_MPI and
             size in results.get((transport, test, n), {})]
+
+
+def best_peer(results, transport, test, size, names, lower):
+    vals = [(summary(results[(transport, test, n)][size])[0], n)
+            for n in mpi_peers(results, transport, test, size, names)]
     if not vals:
         return None
     return min(vals) if lower else max(vals)
@@ -417,9 +421,8 @@ def paired_ratio(results, transport, test, size, names, lower):
     column has one figure per rep (a failed peer run would pair the wrong
     reps)."""
     tw = results.get((transport, test, "tagwire"), {}).get(size)
-    peers = [results[(transport, test, n)][size] for n in names
-             if not n.startswith("tagwire") and n not in NOT_MPI and
-             size in results.get((transport, test, n), {})]
+    peers = [results[(transport, test, n)][size]
+             for n in mpi_peers(results, transport, test, size, names)]
     if not tw or not peers or any(len(p) != len(tw) for p in peers):
         return None
     pick = min if lower else max
