@@ -68,45 +68,45 @@ bool VerbsEndpoint::signal_next(bool holds_slot) {
 Status VerbsEndpoint::write_message(std::uint32_t slot, std::span<const std::uint8_t> header,
                                     std::span<const std::uint8_t> payload,
                                     transport::Delivery delivery) {
-  return write_frame(iface_->staging_slot(slot), iface_->staging_lkey(), slot, header, payload,
-                     delivery);
+  RcQueuePair& qp = *qp_;
+  const Outgoing out = take_outgoing();
+  // Our consumed count of the peer's messages rides along for free.
+  const std::uint32_t ack = back_.tell();
+  std::span<std::uint8_t> image = iface_->staging_slot(slot);
+  const FrameEnds ends = frame_ends(out.marker, ack, header.size(), payload.size());
+  const StagedWrite w = stage_frame(image, ends, header, payload);
+  const WriteOptions o = ring_write_options(delivery, w.length > qp.max_inline());
+  if (!o.inline_data) {
+    held_.push_back(slot);
+    ++held_pushed_;
+  }
+  Status s =
+      qp.post_write(wr_id(WrKind::kRing, peer_index(peer_, held_pushed_)),
+                    LocalBuffer{image.data() + w.offset, static_cast<std::uint32_t>(w.length),
+                                iface_->staging_lkey()},
+                    remote_.ring_address + out.offset + w.offset, remote_.ring_rkey, o);
+  // Inline data was copied by the post: the slot is free again.
+  if (o.inline_data) iface_->give_staging(slot);
+  if (!s.is_ok()) return s.with_context("eager WRITE to rank " + std::to_string(peer_));
+  if (o.with_immediate) ++iface_->counters().wake_writes;
+  return Status::ok();
 }
 
 Status VerbsEndpoint::write_inline(std::span<const std::uint8_t> header,
                                    std::span<const std::uint8_t> payload,
                                    transport::Delivery delivery) {
+  const Outgoing out = take_outgoing();
+  const FrameEnds ends = frame_ends(out.marker, back_.tell(), header.size(), payload.size());
   // The frame is laid out on the stack: the device copies it at post time.
   // (Gathered from four pieces instead, rxe's post cost 50 instructions
   // more than this copy saved: its inline copy is a loop of memcpy calls.)
   alignas(64) std::uint8_t image[VerbsInterface::kWantInline];
-  return write_frame(image, 0, std::nullopt, header, payload, delivery);
-}
-
-Status VerbsEndpoint::write_frame(std::span<std::uint8_t> image, std::uint32_t lkey,
-                                  std::optional<std::uint32_t> slot,
-                                  std::span<const std::uint8_t> header,
-                                  std::span<const std::uint8_t> payload,
-                                  transport::Delivery delivery) {
-  RcQueuePair& qp = *qp_;
-  const Outgoing out = take_outgoing();
-  // Our consumed count of the peer's messages rides along for free.
-  const FrameEnds ends = frame_ends(out.marker, back_.tell(), header.size(), payload.size());
   const StagedWrite w = stage_frame(image, ends, header, payload);
-  WriteOptions o;
-  o.inline_data = w.length <= qp.max_inline();  // always, for the stack image (fits_inline)
-  o.with_immediate = delivery == transport::Delivery::kWake || remote_.wake_all;
-  o.signaled = signal_next(!o.inline_data);
-  if (!o.inline_data) {
-    held_.push_back(*slot);
-    ++held_pushed_;
-  }
-  // The frame ends its image as it must end the remote slot.
-  Status s = qp.post_write(
-      wr_id(WrKind::kRing, peer_index(peer_, held_pushed_)),
-      LocalBuffer{image.data() + w.offset, static_cast<std::uint32_t>(w.length), lkey},
-      remote_.ring_address + out.offset + layout_.slot_size - w.length, remote_.ring_rkey, o);
-  // Inline data was copied by the post: the slot is free again.
-  if (o.inline_data && slot) iface_->give_staging(*slot);
+  const WriteOptions o = ring_write_options(delivery, false);
+  Status s = qp_->post_write(wr_id(WrKind::kRing, peer_index(peer_, held_pushed_)),
+                             LocalBuffer{image + w.offset, static_cast<std::uint32_t>(w.length), 0},
+                             remote_.ring_address + out.offset + layout_.slot_size - w.length,
+                             remote_.ring_rkey, o);
   if (!s.is_ok()) [[unlikely]]
     return s.with_context("eager WRITE to rank " + std::to_string(peer_));
   if (o.with_immediate) ++iface_->counters().wake_writes;

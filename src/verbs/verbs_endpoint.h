@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -165,13 +164,13 @@ class VerbsEndpoint {
     if (out_offset_ == layout_.ring_bytes()) out_offset_ = 0;
     return o;
   }
-  // write_message and write_inline: the frame laid out in `image` (a
-  // staging slot, registered under `lkey`, or the stack) and posted,
-  // inline when it fits. A WRITE that is not inline holds `slot` until a
-  // signaled one after it completes.
-  Status write_frame(std::span<std::uint8_t> image, std::uint32_t lkey,
-                     std::optional<std::uint32_t> slot, std::span<const std::uint8_t> header,
-                     std::span<const std::uint8_t> payload, transport::Delivery delivery);
+  WriteOptions ring_write_options(transport::Delivery delivery, bool holds_slot) {
+    WriteOptions o;
+    o.inline_data = !holds_slot;
+    o.with_immediate = delivery == transport::Delivery::kWake || remote_.wake_all;
+    o.signaled = signal_next(holds_slot);
+    return o;
+  }
   Status write_credit_word(std::uint32_t length, WrKind kind, const WriteOptions& o);
   std::span<std::uint8_t> next_slot() { return {ring_ + next_offset_, layout_.slot_size}; }
   // Whether the next message's trailer is in: an empty poll ends here.
