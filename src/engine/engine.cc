@@ -371,12 +371,12 @@ Status Engine::finalize() {
     // exactly the ranks alive, serving the transport meanwhile. (No helper
     // thread any more: it would read the launcher's answer as news.)
     Status s = bootstrap_->barrier_with_progress([this] {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       transport_->progress();
     });
     if (result.is_ok()) result = s;
   }
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   Status s = transport_->disconnect_all();
   if (result.is_ok()) result = s;
   // Nobody tears down its worker while a peer may still be closing towards
@@ -437,11 +437,20 @@ Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
 // --------------------------------------------------------------- requests
 
 void Engine::release_request(Request* r) {
-  if (r->kind == RequestKind::kSchedule && r->persistent) [[unlikely]]
-    schedule_builders_.erase(r);
+  if ((r->kind == RequestKind::kSchedule && r->persistent) || r->abandoned) [[unlikely]]
+    return release_unusual(r);
   requests_.remove(r->id);
   --counters_.live_requests;
-  if (r->abandoned && r->local_pending > 0) [[unlikely]] {
+  request_pool_.give(r);
+}
+
+// release_request's rare cases, out of line so that its common one makes
+// no call of its own.
+void Engine::release_unusual(Request* r) {
+  if (r->kind == RequestKind::kSchedule && r->persistent) schedule_builders_.erase(r);
+  requests_.remove(r->id);
+  --counters_.live_requests;
+  if (r->abandoned && r->local_pending > 0) {
     abandoned_.emplace_back(r);  // the transport may still complete into it
     return;
   }
@@ -464,18 +473,6 @@ void Engine::complete_rest(Request* r) {
   if (!r->abandoned || r->local_pending == 0) r->registration.reset();
   buffered_.release(r);
   if (r->user_freed) release_request(r);
-}
-
-void Engine::finish(Request* r, MessageStatus* status) {
-  if (r->persistent) {
-    if (status != nullptr) *status = r->status;
-    r->set_phase(RequestPhase::kInactive);
-    r->status = MessageStatus{};
-  } else {
-    // Released next: its status moves out (no copy of an error's message).
-    if (status != nullptr) *status = std::move(r->status);
-    release_request(r);
-  }
 }
 
 // ------------------------------------------------------------------ sends
@@ -514,18 +511,27 @@ Status Engine::request_error(RequestKind kind, const void* buffer, std::size_t b
 Result<Request*> Engine::make_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
                                       int tag, Communicator* comm, SendMode mode, bool collective) {
   TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, collective));
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   return fill_request(kind, buffer, bytes, peer, tag, comm, mode, collective);
 }
 
-Result<Request*> Engine::start_request(RequestKind kind, void* buffer, std::size_t bytes, int peer,
-                                       int tag, Communicator* comm, SendMode mode,
-                                       bool collective) {
-  TAGWIRE_RETURN_IF_ERROR(check_request(kind, buffer, bytes, peer, tag, comm, collective));
+template <RequestKind kKind>
+Result<Request*> Engine::start_request(void* buffer, std::size_t bytes, int peer, int tag,
+                                       Communicator* comm, SendMode mode) {
+  TAGWIRE_RETURN_IF_ERROR(check_request(kKind, buffer, bytes, peer, tag, comm, false));
   // One lock for making and starting: a blocking ping-pong does this twice
   // per iteration.
-  std::lock_guard lock(mutex_);
-  return start_made(fill_request(kind, buffer, bytes, peer, tag, comm, mode, collective));
+  EngineGuard lock(mutex_);
+  Request* r = fill_request(kKind, buffer, bytes, peer, tag, comm, mode, false);
+  r->persistent = false;
+  // (The receive's start stays a call: inlined, it pushed the matcher's
+  // post_expected out of line, and a timed run found it slower.)
+  Status s = kKind == RequestKind::kReceive ? start_receive(r) : send_operation(r, nullptr);
+  if (!s.is_ok()) [[unlikely]] {
+    fail_start(r, s);
+    return s;
+  }
+  return r;
 }
 
 [[gnu::always_inline]] inline Result<Request*> Engine::start_made(Request* r) {
@@ -554,7 +560,7 @@ void Engine::fail_start(Request* r, const Status& s) {
   // the receiver may still hold an earlier operation's message, and a
   // cancel must name this one only (IMPI: one id, one cancellable message).
   if (r->persistent) r->id = requests_.rename(r->id);
-  return start_send(r);
+  return send_operation(r, nullptr);
 }
 
 [[gnu::always_inline]] inline bool Engine::begin_operation(Request* r) {
@@ -562,7 +568,7 @@ void Engine::fail_start(Request* r, const Status& s) {
   r->started_ms = clock_ms_.load(std::memory_order_relaxed);
   r->awaiting = 0;
   r->remote_matched = false;
-  r->status = MessageStatus{};
+  r->status.clear();
   if (r->peer != kProcNull) return false;
   complete_null(r);
   return true;
@@ -586,6 +592,14 @@ void Engine::trace_arrival(const Header& h, bool matched) {
 }
 
 Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
+  return send_operation(r, slot_out);
+}
+
+// start_send's work, always inlined into start_operation: an Isend was a
+// call from start_request into start_send, with a Status handed back
+// through memory and the registers saved twice (bench/instructions).
+[[gnu::always_inline]] inline Status Engine::send_operation(Request* r,
+                                                            std::optional<SlotTicket>* slot_out) {
   if (begin_operation(r)) return Status::ok();
   if (r->mode == SendMode::kBuffered) return buffered_.start(r);
 
@@ -615,15 +629,10 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (log::enabled(log::Level::kTrace)) [[unlikely]]
     trace_send(*r, h, world_dest);
   r->header.seal();
-  // With the NIC's tag matching, an envelope that fits the NIC's tag goes
-  // tagged, so that the receiver's NIC can match it (and counts it if not).
-  const std::optional<std::uint64_t> nic_tag =
-      nic_matching_ == nullptr ? std::nullopt
-                               : matching::encode_nic_tag({h.context, h.source, h.tag});
   const transport::Completion sent{&Engine::on_send_done, r};
-  auto issued =
-      nic_tag ? nic_matching_->send_tagged(world_dest, *nic_tag, r->header, payload, sent)
-              : send_untagged(world_dest, r->header, payload, sent, transport::Delivery::kPolled);
+  auto issued = nic_matching_ == nullptr ? transport_->send(world_dest, r->header, payload, sent,
+                                                            transport::Delivery::kPolled)
+                                         : send_through_nic(r, world_dest, h, payload, sent);
   if (!issued) {
     r->stop_awaiting(kRemoteAnswer);
     r->registration.reset();
@@ -637,6 +646,24 @@ Status Engine::start_send(Request* r, std::optional<SlotTicket>* slot_out) {
   if (*issued == transport::Issued::kPending) ++r->local_pending;
   maybe_complete(r);
   return Status::ok();
+}
+
+template Result<Request*> Engine::start_request<RequestKind::kSend>(void*, std::size_t, int, int,
+                                                                    Communicator*, SendMode);
+template Result<Request*> Engine::start_request<RequestKind::kReceive>(void*, std::size_t, int, int,
+                                                                       Communicator*, SendMode);
+
+// With the NIC's tag matching, an envelope that fits the NIC's tag goes
+// tagged, so that the receiver's NIC can match it (and counts it if not).
+// Out of line: without the NIC, start_send goes straight to the transport.
+Result<transport::Issued> Engine::send_through_nic(Request* r, int world_dest, const Header& h,
+                                                   std::span<const std::uint8_t> payload,
+                                                   transport::Completion sent) {
+  if (auto nic_tag = matching::encode_nic_tag({h.context, h.source, h.tag})) {
+    return nic_matching_->send_tagged(world_dest, *nic_tag, r->header, payload, sent);
+  }
+  return nic_matching_->send_untagged(world_dest, r->header, payload, sent,
+                                      transport::Delivery::kPolled);
 }
 
 void Engine::on_send_done(void* ctx, const Status& s) {
@@ -681,7 +708,7 @@ bool Engine::send_unnamed(const void* buffer, std::size_t bytes, int dest, int t
     return true;
   }
   if (dest == kProcNull) return false;
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   const int world_dest = comm->peer_world_rank(dest, collective);
   if (is_dead(world_dest)) return false;  // the request path reports it
   EncodedHeader encoded;
@@ -770,7 +797,7 @@ Status Engine::start_matching_receive(Request* r, matching::ContextId context) {
 // send-cancel layer (src/cancel/).
 Status Engine::cancel(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "cancel of a null request"};
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   if (!r->active()) return Status::ok();  // nothing under way: reports not cancelled
   if (r->kind == RequestKind::kSchedule) {
     return {ErrorCode::kInvalidRequest,
@@ -1025,7 +1052,7 @@ void Engine::abort_job(int code, std::string_view why, bool left) {
   if (launcher_first) bootstrap_->abort(code, why);
   bool all_answered = true;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     abort_seen_.assign(static_cast<std::size_t>(world_->size()), 0);
     Header h;
     h.type = MessageType::kAbort;
@@ -1121,7 +1148,7 @@ void Engine::on_remote_answer(const Header& h) {
 // --------------------------------------------------------------- progress
 
 unsigned Engine::progress() {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   return progress_locked();
 }
 
@@ -1139,7 +1166,7 @@ Result<bool> Engine::test_locked(Request* r, MessageStatus* status) {
 }
 
 Result<bool> Engine::test(Request* r, MessageStatus* status) {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   return test_locked(r, status);
 }
 
@@ -1157,7 +1184,7 @@ Status Engine::wait(Request* r, MessageStatus* status) {
 }
 
 Result<bool> Engine::peek_status(Request* r, MessageStatus* status) {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   if (null_or_inactive(r)) {
     if (status != nullptr) *status = empty_status();
     return true;
@@ -1202,33 +1229,14 @@ Status Engine::wait_all(std::span<Request* const> requests, std::span<MessageSta
 }
 
 Status Engine::wait_all(std::span<Request* const> requests, Finished finished, void* context) {
-  // One lock for a run of requests, not one each: a window of eager sends
-  // is complete before its wait, and a lock and a call per request were a
-  // fifth of the sender's instructions per 8-byte message. Requests finish
-  // in order; the first one not complete yet is polled for, as wait() does.
-  Status first_error;
-  std::size_t next = 0;  // requests before it are finished
-  std::unique_lock lock(mutex_);
-  poll_until(lock, [&] {
-    for (; next < requests.size(); ++next) {
-      Request* r = requests[next];
-      if (null_or_inactive(r)) {
-        finished(context, next, empty_status());
-        continue;
-      }
-      if (!r->complete()) return false;
-      if (!r->status.error.is_ok() && first_error.is_ok()) first_error = r->status.error;
-      finished(context, next, r->status);
-      finish(r, nullptr);
-    }
-    return true;
+  return wait_all_with(requests, [&](std::size_t index, const MessageStatus& status) {
+    finished(context, index, status);
   });
-  return first_error;
 }
 
 Result<std::vector<int>> Engine::test_some(std::span<Request* const> requests,
                                            std::span<MessageStatus> statuses) {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   progress_locked();
   std::vector<int> done;
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -1243,7 +1251,7 @@ Result<std::vector<int>> Engine::test_some(std::span<Request* const> requests,
 Status Engine::start(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "null request"};
   if (r->kind == RequestKind::kSchedule) return restart_schedule(r);
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
   if (r->active()) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
   if (r->abandoned) {
@@ -1261,7 +1269,7 @@ Status Engine::start(Request* r) {
 
 Status Engine::request_free(Request* r) {
   if (r == nullptr) return {ErrorCode::kInvalidRequest, "free of a null request"};
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   if (r->user_freed) return {ErrorCode::kInvalidRequest, "request freed twice"};
   if (!r->active() || r->complete()) {
     release_request(r);
@@ -1282,7 +1290,7 @@ Result<bool> Engine::iprobe(int source, int tag, Communicator* comm, MessageStat
     if (status != nullptr) *status = proc_null_status();
     return true;
   }
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
   settle_unexpected(pattern, false);  // a probe never shows a cancelled send
   auto found = matching_.matcher().probe(pattern);
@@ -1322,7 +1330,7 @@ Result<std::unique_ptr<Message>> Engine::improbe(int source, int tag, Communicat
     message->pending.source = kProcNull;  // MPI_MESSAGE_NO_PROC
     return message;
   }
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   matching::ReceivePattern pattern{comm->p2p_context(), source, tag};
   settle_unexpected(pattern, true);  // mprobe takes the message: claim it first
   auto found = matching_.mprobe(pattern);
@@ -1357,7 +1365,7 @@ Result<std::unique_ptr<Message>> Engine::mprobe(int source, int tag, Communicato
 Result<Request*> Engine::imrecv(void* buffer, std::size_t bytes, std::unique_ptr<Message> message) {
   if (!message) return Status(ErrorCode::kInvalidRequest, "mrecv of a null message");
   TAGWIRE_RETURN_IF_ERROR(check_buffer(buffer, bytes));
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   Request* r = new_request(RequestKind::kReceive);
   r->set_phase(RequestPhase::kRunning);
   r->buffer = buffer;
@@ -1375,7 +1383,7 @@ Result<Request*> Engine::imrecv(void* buffer, std::size_t bytes, std::unique_ptr
 // ----------------------------------------------------------- buffered sends
 
 Status Engine::buffer_attach(void* buffer, std::size_t bytes) {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   return buffered_.buffer().attach(buffer, bytes);
 }
 
@@ -1384,13 +1392,13 @@ Result<std::pair<void*, std::size_t>> Engine::buffer_detach() {
   for (;;) {
     unsigned n;
     {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       if (!buffered_.buffer().in_use()) break;
       n = progress_locked();  // the standard: detach blocks until buffered messages are sent
     }
     idle.turn(n != 0);
   }
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   return buffered_.buffer().detach();
 }
 
@@ -1435,7 +1443,7 @@ Status Engine::exchange(Communicator* comm, int to, std::span<const std::uint8_t
   if (Status s; !partner_only && exchange_unnamed(comm, to, out, from, in, tag, &s)) return s;
   std::vector<Request*> requests;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     // A step that fails with any member's death fails at once after one
     // (peer_failure.cc's rule): a partner may have given up already.
     if (!partner_only) {
@@ -1535,7 +1543,7 @@ Result<std::vector<std::vector<std::uint8_t>>> Engine::allgather(Communicator* c
 Result<std::uint32_t> Engine::agree_context_id(Communicator* comm, int tag) {
   std::uint32_t mine;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     mine = next_context_id_;
   }
   std::uint8_t bytes[4];
@@ -1548,7 +1556,7 @@ Result<std::uint32_t> Engine::agree_context_id(Communicator* comm, int tag) {
     std::memcpy(&v, part.data(), 4);
     agreed = std::max(agreed, v);
   }
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   next_context_id_ = agreed + 1 + kIdupReserve;  // and the new communicator's idup ids
   return agreed;
 }
@@ -1565,7 +1573,7 @@ Result<Communicator*> Engine::comm_idup(Communicator* comm) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
   std::optional<Communicator::IdupIds> ids;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     ids = comm->take_idup_id();
   }
   // The block used up: an agreement like MPI_Comm_dup's (it waits for the
@@ -1655,7 +1663,7 @@ Result<Communicator*> Engine::comm_create_group(Communicator* comm, const std::v
 }
 
 Status Engine::comm_free(Communicator* comm) {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   if (comm == world_.get() || comm == self_.get()) {
     return {ErrorCode::kInvalidComm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"};
   }
@@ -1675,7 +1683,7 @@ Status Engine::comm_free(Communicator* comm) {
 Result<Request*> Engine::post_collective(RequestKind kind, void* buffer, std::size_t bytes,
                                          int peer, int tag, Communicator* comm) {
   if (comm != nullptr && comm->inter()) return not_on_intercomm("collective operations");
-  std::lock_guard lock(mutex_);  // the agent may be adding a dead rank
+  EngineGuard lock(mutex_);  // the agent may be adding a dead rank
   return post_collective_locked(kind, buffer, bytes, peer, tag, comm);
 }
 
@@ -1726,7 +1734,7 @@ Status Engine::barrier(Communicator* comm, bool stop_at_death) {
 // --------------------------------------------------------------- counters
 
 EngineCounters Engine::counters() const {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   EngineCounters c = counters_;
   c.matching = matching_.matcher().counters();
   c.nic_entries_in_book = matching_.matcher().nic_entries();
@@ -1735,7 +1743,7 @@ EngineCounters Engine::counters() const {
 }
 
 transport::TransportCounters Engine::transport_counters() const {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   return transport_->counters();
 }
 

@@ -8,7 +8,7 @@
 namespace tagwire::engine {
 
 Request* Engine::start_generalized() {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   Request* r = new_request(RequestKind::kGeneralized);
   r->comm = self_.get();
   r->peer = kProcNull;  // depends on no rank: a death fails it not
@@ -20,7 +20,7 @@ Request* Engine::start_generalized() {
 }
 
 Status Engine::complete_generalized(Request* r) {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   if (r == nullptr || r->kind != RequestKind::kGeneralized || !r->awaits(kUserComplete)) {
     return {ErrorCode::kInvalidRequest,
             "MPI_Grequest_complete of a request that is not a generalized one still running"};

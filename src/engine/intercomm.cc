@@ -37,7 +37,7 @@ Communicator* Engine::adopt(std::unique_ptr<Communicator> comm, bool agreed) {
   // (agree_context_id reserved them). An idup's own id lies in its
   // parent's block, and its own block, if any, was set from there.
   if (agreed) comm->set_idup_block(comm->id() + 1, true);
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   comms_.push_back(std::move(comm));
   return comms_.back().get();
 }

@@ -20,7 +20,7 @@ Result<void*> Engine::alloc_registered(std::size_t bytes) {
     return Status(ErrorCode::kOutOfResources,
                   "cannot allocate " + std::to_string(bytes) + " bytes of registered memory");
   }
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   auto reg = transport_->register_memory(memory, length, transport::RemoteAccess::kRead);
   if (!reg) {
     std::free(memory);
@@ -31,7 +31,7 @@ Result<void*> Engine::alloc_registered(std::size_t bytes) {
 }
 
 Status Engine::free_registered(void* memory) {
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   auto it = pinned_.find(reinterpret_cast<std::uintptr_t>(memory));
   if (it == pinned_.end()) {
     return {ErrorCode::kInvalidArgument, "memory not from MPI_Alloc_mem, or freed already"};

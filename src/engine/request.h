@@ -30,6 +30,18 @@ struct MessageStatus {
   std::size_t count = 0;
   Status error;
   bool cancelled = false;
+
+  // As a new one. Field by field, the error only when it holds one: an
+  // assignment of MessageStatus{} became an out-of-line call of 25
+  // instructions on every send's start once the inliner ran short.
+  void clear() {
+    source = kProcNull;
+    tag = -1;
+    count = 0;
+    if (!error.is_ok()) [[unlikely]]
+      error = Status();
+    cancelled = false;
+  }
 };
 
 // The status of a null or inactive request (MPI's empty status).
@@ -211,8 +223,14 @@ struct Request : RequestFields {
     status.tag = -1;
     status.count = 0;
     status.cancelled = false;
-    // The owning members hold something only off the fast path: each is a
-    // test of a null pointer there.
+    // The owning members hold something only off the fast path: one test
+    // of all four there, and their release out of line (inline, its calls
+    // made every release_request save and restore six registers).
+    if (!status.error.is_ok() || registration || !withdraw_reason.is_ok() || rendezvous)
+        [[unlikely]]
+      drop_owned();
+  }
+  [[gnu::cold, gnu::noinline]] void drop_owned() {
     status.error = Status();
     registration.reset();
     withdraw_reason = Status();
@@ -258,7 +276,7 @@ class RequestTable {
   // made, and as a call it was +15 instructions per message at each end.
   [[gnu::always_inline]] std::uint64_t add(Request* r) {
     std::uint32_t slot;
-    if (free_.empty()) {
+    if (free_head_ == kNoSlot) {
       slot = issued_.load(std::memory_order_relaxed);
       if (slot % kChunk == 0) {
         if (slot / kChunk >= kMaxChunks) throw std::bad_alloc();  // 16 M live requests
@@ -266,8 +284,9 @@ class RequestTable {
       }
       issued_.store(slot + 1, std::memory_order_release);
     } else {
-      slot = free_.back();
-      free_.pop_back();
+      slot = free_head_;
+      free_head_ = entry(slot).next_free;
+      --free_count_;
     }
     Entry& e = entry(slot);
     e.request.store(r, std::memory_order_release);
@@ -298,9 +317,11 @@ class RequestTable {
     Entry& e = entry(slot);
     if (e.generation != (id >> 32)) return;
     e.request.store(nullptr, std::memory_order_relaxed);
-    free_.push_back(slot);
+    e.next_free = free_head_;
+    free_head_ = slot;
+    ++free_count_;
   }
-  std::size_t live() const { return issued_.load(std::memory_order_relaxed) - free_.size(); }
+  std::size_t live() const { return issued_.load(std::memory_order_relaxed) - free_count_; }
   // Calls fn(Request*) for each live request; fn may complete (and so
   // release) the request it is given, but no other.
   template <typename Fn>
@@ -312,17 +333,24 @@ class RequestTable {
   }
 
  private:
+  // Free slots are a list through the entries themselves (next_free
+  // fills what was padding): a vector of free slots cost a bounds check
+  // and, as a call that may grow it, the register saves of every
+  // release_request.
   struct Entry {
     std::atomic<Request*> request{nullptr};
     std::uint32_t generation = 0;
+    std::uint32_t next_free = 0;
   };
+  static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
   static constexpr std::uint32_t kChunk = 4096;
   static constexpr std::uint32_t kMaxChunks = 4096;
   Entry& entry(std::uint32_t slot) const { return chunks_[slot / kChunk][slot % kChunk]; }
 
   std::unique_ptr<std::unique_ptr<Entry[]>[]> chunks_;
   std::atomic<std::uint32_t> issued_{0};  // slots ever used: 0 .. issued_ - 1
-  std::vector<std::uint32_t> free_;
+  std::uint32_t free_head_ = kNoSlot;     // most recently freed slot first
+  std::size_t free_count_ = 0;
 };
 
 // Keeps released requests for reuse. A blocking ping-pong makes and drops
@@ -352,7 +380,7 @@ class RequestPool {
     return r;
   }
   void give(Request* r) {
-    if (!kReuse || kept_ >= kKeep) {
+    if (!kReuse || kept_ >= kKeep) [[unlikely]] {
       delete r;
       return;
     }

@@ -41,7 +41,7 @@ Status Engine::run_schedule(Schedule& schedule) {
     posted.reserve(schedule.round(i).size());
     Status started;
     {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       started = start_round(schedule, i, &posted);
     }
     // What the round posted ends before the schedule's scratch goes, even
@@ -79,7 +79,7 @@ void Engine::launch(Request* r, std::unique_ptr<Schedule> schedule) {
 
 Result<Request*> Engine::start_schedule(std::unique_ptr<Schedule> schedule) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(schedule->comm()));
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   Request* r = schedule_request(schedule->comm());
   launch(r, std::move(schedule));
   return r;
@@ -87,7 +87,7 @@ Result<Request*> Engine::start_schedule(std::unique_ptr<Schedule> schedule) {
 
 Result<Request*> Engine::schedule_init(Communicator* comm, ScheduleBuilder build) {
   TAGWIRE_RETURN_IF_ERROR(check_comm(comm));
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   Request* r = schedule_request(comm);
   r->persistent = true;  // inactive until start()
   schedule_builders_[r] = std::move(build);
@@ -97,7 +97,7 @@ Result<Request*> Engine::schedule_init(Communicator* comm, ScheduleBuilder build
 Status Engine::restart_schedule(Request* r) {
   ScheduleBuilder build;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     if (!r->persistent) return {ErrorCode::kInvalidRequest, "start of a non-persistent request"};
     if (r->active()) return {ErrorCode::kInvalidRequest, "start of an active persistent request"};
     auto found = schedule_builders_.find(r);
@@ -110,7 +110,7 @@ Status Engine::restart_schedule(Request* r) {
   // datatypes and packs in-place operands, which is no engine state.
   auto schedule = build();
   if (!schedule) return schedule.status();
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   launch(r, std::move(schedule).value());
   return Status::ok();
 }

@@ -181,7 +181,7 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
     w->ranks.push_back(std::move(rw));
   }
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     for (std::size_t t = 0; t < w->ranks.size(); ++t) {
       RemoteWindow& rw = w->ranks[t];
       const int peer = comm->world_rank(static_cast<int>(t));
@@ -218,7 +218,7 @@ Result<Window*> Engine::win_open(void* base, std::size_t size, int disp_unit, Co
   w->posts_taken.assign(n, 0);
   w->completes_sent.assign(n, 0);
   w->completes_taken.assign(n, 0);
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   windows_.push_back(std::move(w));
   return windows_.back().get();
 }
@@ -264,7 +264,7 @@ Status Engine::win_flush_waiting(Window* w, int target) {
   // memcpy into a mapped window.
   WindowOpWait flush;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     if (!w->unflushed) return local;
     w->unflushed = false;
     auto issued = transport_->flush(flush.completion());
@@ -282,7 +282,7 @@ Status Engine::win_fence(Window* w) {
   // it, and nobody leaves before everyone's accesses are in.
   Status flushed = win_flush(w);
   TAGWIRE_RETURN_IF_ERROR(barrier(w->comm).with_context("MPI_Win_fence"));
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   w->epoch_open = true;
   return flushed.with_context("MPI_Win_fence");
 }
@@ -291,7 +291,7 @@ Status Engine::win_free(Window* w) {
   if (w == nullptr) return {ErrorCode::kInvalidWindow, "null window"};
   // No access may be under way at any rank when the memory goes.
   Status s = win_fence(w);
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   auto it = std::find_if(windows_.begin(), windows_.end(),
                          [&](const auto& owned) { return owned.get() == w; });
   if (it == windows_.end()) return {ErrorCode::kInvalidWindow, "unknown or already freed window"};
@@ -368,7 +368,7 @@ Status Engine::rma_check(Window* w, std::size_t bytes, int target, std::uint64_t
     return !parts ? parts.status() : parts->size() > 1 ? Status::ok() : region.status();
   }
   if (!region) return region.status();
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   return rma_target(w, bytes, target, disp, what, region->get(), offset).status();
 }
 
@@ -406,7 +406,7 @@ Status Engine::rma(Window* w, std::span<std::uint8_t> origin, int target, std::u
       return Status::ok();
     }
   }
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   auto at = rma_target(w, origin.size(), target, disp, what, attached.get(), offset);
   if (!at) return at.status();
   if (origin.empty() || target == kProcNull) return Status::ok();

@@ -91,7 +91,7 @@ Result<bool> Engine::update_words(Window* w, int target, std::uint64_t disp,
   Result<RmaTarget> at = RmaTarget{};
   int peer = -1;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     at = rma_target(w, span, target, disp, what, region.get(), lo);
     if (!at) return at.status();
     if (target == kProcNull) return true;
@@ -182,7 +182,7 @@ Result<bool> Engine::update_remote_words(Window* w, int target, std::uint64_t di
   auto run = [&](const std::vector<std::size_t>& words, Op op, std::vector<Issue>& issues) {
     Status failed;
     {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       for (std::size_t k = 0; k < words.size(); ++k) {
         Issue& is = issues[k];
         if (!failed.is_ok()) {

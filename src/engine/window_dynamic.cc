@@ -75,7 +75,7 @@ Result<Window*> Engine::win_create_dynamic(Communicator* comm, const WindowHints
   if (!w) return w;
   auto dynamic = std::make_unique<DynamicWindow>();
   dynamic->targets.resize((*w)->ranks.size());
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   (*w)->dynamic = std::move(dynamic);
   // Its directory may be mapped everywhere; the memory attached later need
   // not be: no CPU atomics on mappings (window_atomics.cc).
@@ -136,7 +136,7 @@ Status Engine::win_attach(Window* w, void* base, std::size_t size) {
   AttachedRegion region;
   region.size = size;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     auto reg = transport_->register_memory(base, size, transport::RemoteAccess::kReadAndWrite);
     if (!reg) return reg.status().with_context("MPI_Win_attach");
     region.registration = std::move(reg).value();
@@ -163,7 +163,7 @@ Status Engine::win_detach(Window* w, const void* base) {
   AttachedRegion gone = std::move(it->second);
   d.attached.erase(it);
   Status s = publish_directory(w);  // smaller: cannot be full
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   gone.registration.reset();  // deregistered only once no longer published
   return s;
 }
@@ -175,7 +175,7 @@ Status Engine::read_window_memory(Window* w, int target, std::size_t offset,
   const int peer = w->comm->world_rank(target);
   if (rw.view != nullptr) {
     {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       if (is_dead(peer)) return peer_failed_status(peer);
     }
     std::memcpy(out.data(), rw.view + offset, out.size());
@@ -185,7 +185,7 @@ Status Engine::read_window_memory(Window* w, int target, std::size_t offset,
   }
   WindowOpWait op;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     if (is_dead(peer)) return peer_failed_status(peer);
     auto issued = transport_->read(peer, out, rw.base + offset, rw.key, op.completion());
     if (!issued) return issued.status();
@@ -229,7 +229,7 @@ Status Engine::fetch_directory(Window* w, int target, DynamicTarget& copy) {
                              body.begin() + static_cast<std::ptrdiff_t>(at + record.key_length));
           at += padded(record.key_length);
           {
-            std::lock_guard lock(mutex_);
+            EngineGuard lock(mutex_);
             region->view = transport_->map_remote(w->comm->world_rank(target), region->key,
                                                   region->base, region->size);
           }
@@ -244,7 +244,7 @@ Status Engine::fetch_directory(Window* w, int target, DynamicTarget& copy) {
     // The owner is rewriting it: look again shortly.
     unsigned n;
     {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       n = progress_locked();
     }
     idle.turn(n != 0);

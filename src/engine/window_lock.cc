@@ -64,7 +64,7 @@ Result<std::uint64_t> Engine::lock_word_cas(Window* w, int target, unsigned word
   const RemoteWindow& rw = w->ranks[static_cast<std::size_t>(target)];
   if (rw.lock_view != nullptr) {  // mapped here: the transport's atomic is this one
     {
-      std::lock_guard lock(mutex_);  // the dead set changes under it
+      EngineGuard lock(mutex_);  // the dead set changes under it
       if (is_dead(peer)) return peer_failed_status(peer);
     }
     std::uint64_t seen = expected;
@@ -75,7 +75,7 @@ Result<std::uint64_t> Engine::lock_word_cas(Window* w, int target, unsigned word
   WindowOpWait op;
   std::uint64_t old = 0;
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     if (peer == world_rank()) {
       auto* words = reinterpret_cast<std::uint64_t*>(w->lock_words->address());
       return transport_->local_compare_and_swap(*w->lock_words, words + word, expected, desired);
@@ -111,7 +111,7 @@ Status Engine::lock_word_swap(Window* w, int target, unsigned word, WordSwap swa
     int holder = holder_of(*old, word == kPassiveLockWord);
     unsigned n;
     {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       // Waiting (the next swap expects another value than the one found)
       // for shared holders: one of them dead ends it as a dead exclusive
       // holder does.
@@ -308,7 +308,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     parts.push_back({0, bytes, nullptr, {}});  // no regions: the window's one range
   }
   {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     for (Part& part : parts) {
       auto at = rma_target(w, part.length, target, disp, what, part.region.get(),
                            offset + static_cast<std::ptrdiff_t>(part.from));
@@ -341,7 +341,7 @@ Status Engine::accumulate(Window* w, int target, std::uint64_t disp, std::size_t
     }
     WindowOpWait op;
     {
-      std::lock_guard lock(mutex_);
+      EngineGuard lock(mutex_);
       const std::uint64_t address = at.address + into;
       auto issued = put ? transport_->write(peer, here, address, at.key, op.completion())
                         : transport_->read(peer, here, address, at.key, op.completion());

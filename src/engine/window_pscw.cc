@@ -67,7 +67,7 @@ Status Engine::take_word(Window* w, int from, unsigned word, std::uint64_t* take
   bool dead = false;
   progress_until([&] { return own_word(*w, word) > *taken || (dead = is_dead(peer)); });
   if (dead) {
-    std::lock_guard lock(mutex_);
+    EngineGuard lock(mutex_);
     return peer_failed_status(peer).with_context(what);
   }
   ++*taken;
@@ -134,7 +134,7 @@ Result<bool> Engine::win_test(Window* w, bool block) {
     for (int o : w->exposure_group) {
       const auto i = static_cast<std::size_t>(o);
       if (own_word(*w, complete_word(*w, o)) <= w->completes_taken[i]) {
-        std::lock_guard lock(mutex_);
+        EngineGuard lock(mutex_);
         (void)progress_locked();
         return false;
       }

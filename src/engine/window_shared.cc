@@ -166,7 +166,7 @@ Result<Window*> Engine::win_allocate_shared(std::size_t size, int disp_unit, Com
   auto w = win_create(base, size, disp_unit, comm, hints);
   if (!w) return w.status().with_context(what);
   Window* window = *w;
-  std::lock_guard lock(mutex_);
+  EngineGuard lock(mutex_);
   for (std::size_t r = 0; r < sizes.size(); ++r) {
     if (sizes[r] > 0) window->ranks[r].view = segment.data() + offsets[r];
   }

@@ -45,6 +45,15 @@ namespace {
 using detail::kTypeSizes;
 constexpr int kTypeCount = static_cast<int>(sizeof(kTypeSizes) / sizeof(kTypeSizes[0]));
 static_assert(kTypeCount == MPI_COMPLEX16 + 1, "Fortran's are the last predefined types");
+// No count of a predefined type can pass kMaxMessageBytes: the
+// point-to-point calls' predefined_bytes relies on it (no division there).
+constexpr bool counts_fit_any_buffer() {
+  for (std::size_t size : kTypeSizes) {
+    if (size > kMaxMessageBytes / std::numeric_limits<int>::max()) return false;
+  }
+  return true;
+}
+static_assert(counts_fit_any_buffer(), "an int count of a predefined type may exceed 2^47 bytes");
 
 // A C type's alignment is the largest power of two dividing its size, up
 // to 16 (long double).
