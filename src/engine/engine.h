@@ -755,6 +755,7 @@ class Engine final : public transport::Receiver,
                                              std::span<const std::uint8_t> payload,
                                              transport::Completion sent);
   Status start_receive(Request* r);
+  Status receive_operation(Request* r);
   Status start_matching_receive(Request* r, matching::ContextId context);
   void withdraw_if_sender_dead(Request* r);
   void withdraw_from_dead(Request* r, int world_source);

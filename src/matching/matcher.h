@@ -32,7 +32,8 @@ class Matcher {
   // reloaded wider into the queue's node, a load the CPU cannot forward
   // from its store buffer.
   bool nothing_unexpected() const { return unexpected_.size() == 0; }
-  ReceiveHandle post_expected(ReceivePattern pattern, std::uint64_t receive_cookie) {
+  [[gnu::always_inline]] ReceiveHandle post_expected(ReceivePattern pattern,
+                                                     std::uint64_t receive_cookie) {
     assert(validate_pattern(pattern).is_ok() && nothing_unexpected());
     return posted_.push(pattern, receive_cookie, next_sequence_++);
   }

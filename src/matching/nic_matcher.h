@@ -91,7 +91,8 @@ class NicMatcher {
   // Matcher::post_expected, when no NIC can hold a receive (capacity 0)
   // and no message waits: nothing to offer, nothing to count.
   bool posts_only_queue() const { return capacity_ == 0 && software_.nothing_unexpected(); }
-  ReceiveHandle post_expected(ReceivePattern pattern, std::uint64_t receive_cookie) {
+  [[gnu::always_inline]] ReceiveHandle post_expected(ReceivePattern pattern,
+                                                     std::uint64_t receive_cookie) {
     return software_.post_expected(pattern, receive_cookie);
   }
   std::optional<IncomingMessage> probe(const ReceivePattern& pattern) const {
