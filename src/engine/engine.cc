@@ -437,24 +437,23 @@ Status Engine::check_buffer(const void* buffer, std::size_t bytes) const {
 // --------------------------------------------------------------- requests
 
 void Engine::release_request(Request* r) {
-  if ((r->kind == RequestKind::kSchedule && r->persistent) || r->abandoned) [[unlikely]]
-    return release_unusual(r);
   requests_.remove(r->id);
   --counters_.live_requests;
+  if ((r->kind == RequestKind::kSchedule && r->persistent) || r->abandoned) [[unlikely]] {
+    if (release_unusual(r)) return;
+  }
   request_pool_.give(r);
 }
 
 // release_request's rare cases, out of line so that its common one makes
-// no call of its own.
-void Engine::release_unusual(Request* r) {
+// no call of its own: true if the request is kept, not given back.
+bool Engine::release_unusual(Request* r) {
   if (r->kind == RequestKind::kSchedule && r->persistent) schedule_builders_.erase(r);
-  requests_.remove(r->id);
-  --counters_.live_requests;
   if (r->abandoned && r->local_pending > 0) {
     abandoned_.emplace_back(r);  // the transport may still complete into it
-    return;
+    return true;
   }
-  request_pool_.give(r);
+  return false;
 }
 
 void Engine::complete_null(Request* r) {

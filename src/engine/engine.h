@@ -745,7 +745,7 @@ class Engine final : public transport::Receiver,
   // Marks a new operation under way; true if it is already finished (PROC_NULL).
   bool begin_operation(Request* r);
   void release_request(Request* r);
-  [[gnu::cold, gnu::noinline]] void release_unusual(Request* r);
+  [[gnu::cold, gnu::noinline]] bool release_unusual(Request* r);
   // `slot_out`: where to note the slot descriptor the message took (a
   // buffered send's user request, for its internal send).
   Status start_send(Request* r, std::optional<SlotTicket>* slot_out = nullptr);

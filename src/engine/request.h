@@ -34,14 +34,18 @@ struct MessageStatus {
   // As a new one. Field by field, the error only when it holds one: an
   // assignment of MessageStatus{} became an out-of-line call of 25
   // instructions on every send's start once the inliner ran short.
+  // (Request::reset clears its status with this too.)
   void clear() {
     source = kProcNull;
     tag = -1;
     count = 0;
     if (!error.is_ok()) [[unlikely]]
-      error = Status();
+      drop_error();
     cancelled = false;
   }
+  // Out of line: inline, releasing the message made its callers save and
+  // restore registers on every path.
+  [[gnu::cold, gnu::noinline]] void drop_error() { error = Status(); }
 };
 
 // The status of a null or inactive request (MPI's empty status).
@@ -219,19 +223,14 @@ struct Request : RequestFields {
     engine = nullptr;
     listed_in = 0;
     set_phase(RequestPhase::kInactive);
-    status.source = kProcNull;
-    status.tag = -1;
-    status.count = 0;
-    status.cancelled = false;
-    // The owning members hold something only off the fast path: one test
-    // of all four there, and their release out of line (inline, its calls
-    // made every release_request save and restore six registers).
-    if (!status.error.is_ok() || registration || !withdraw_reason.is_ok() || rendezvous)
-        [[unlikely]]
+    status.clear();
+    // The other owning members hold something only off the fast path: one
+    // test of the three there, and their release out of line (inline, its
+    // calls made every release_request save and restore six registers).
+    if (registration || !withdraw_reason.is_ok() || rendezvous) [[unlikely]]
       drop_owned();
   }
   [[gnu::cold, gnu::noinline]] void drop_owned() {
-    status.error = Status();
     registration.reset();
     withdraw_reason = Status();
     rendezvous.reset();
