@@ -33,19 +33,6 @@ std::uint32_t RingLayout::slots_for_job(std::size_t peers, std::uint32_t slot_si
   return static_cast<std::uint32_t>(std::clamp<std::size_t>(fit, kRingMinSlots, kRingMaxSlots));
 }
 
-StagedWrite stage_frame(std::span<std::uint8_t> image, const FrameEnds& ends,
-                        std::span<const std::uint8_t> header,
-                        std::span<const std::uint8_t> payload) {
-  const std::size_t start = image.size() - kRingTrailer - ends.frame;
-  std::uint8_t* p = image.data() + start;
-  std::memcpy(p, ends.prefix, kRingPrefix);
-  if (!header.empty()) std::memcpy(p + kRingPrefix, header.data(), header.size());
-  if (!payload.empty())
-    std::memcpy(p + kRingPrefix + header.size(), payload.data(), payload.size());
-  std::memcpy(image.data() + image.size() - kRingTrailer, &ends.trailer, kRingTrailer);
-  return {start, ends.frame + kRingTrailer};
-}
-
 Arrival peek_message(std::span<std::uint8_t> slot, std::uint64_t serial, ArrivedMessage* out) {
   const std::uint64_t trailer = trailer_of(slot).load(std::memory_order_acquire);
   const std::uint32_t marker = ring_marker(serial);

@@ -28,7 +28,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
+
+#include "common/small_copy.h"
 
 namespace tagwire::verbs {
 
@@ -112,10 +115,21 @@ struct StagedWrite {
 // staging slot or an image on the stack) exactly as it must land at the
 // end of its slot at the receiver. The caller has checked that it fits
 // (prefix + header + payload + trailer <= image.size(), and the frame <=
-// max_frame()).
-StagedWrite stage_frame(std::span<std::uint8_t> image, const FrameEnds& ends,
-                        std::span<const std::uint8_t> header,
-                        std::span<const std::uint8_t> payload);
+// max_frame()). Inline, with copy_small for the pieces: an 8-byte
+// message's frame went through a call and two libc memcpy calls here, 96
+// instructions of the sender's 1,203 (bench/instructions in the VM).
+[[gnu::always_inline]] inline StagedWrite stage_frame(std::span<std::uint8_t> image,
+                                                      const FrameEnds& ends,
+                                                      std::span<const std::uint8_t> header,
+                                                      std::span<const std::uint8_t> payload) {
+  const std::size_t start = image.size() - kRingTrailer - ends.frame;
+  std::uint8_t* p = image.data() + start;
+  std::memcpy(p, ends.prefix, kRingPrefix);
+  copy_small(p + kRingPrefix, header.data(), header.size());
+  copy_small(p + kRingPrefix + header.size(), payload.data(), payload.size());
+  std::memcpy(p + ends.frame, &ends.trailer, kRingTrailer);
+  return {start, ends.frame + kRingTrailer};
+}
 
 struct ArrivedMessage {
   std::span<const std::uint8_t> header;

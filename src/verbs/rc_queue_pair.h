@@ -79,6 +79,9 @@ class RcQueuePair {
   // signaled one is a flush, completing after every WRITE posted before it.
   Status post_write(std::uint64_t wr_id, LocalBuffer data, std::uint64_t remote_address,
                     std::uint32_t rkey, const WriteOptions& options);
+  // A work request the caller built and keeps (its scatter list too): the
+  // inline eager WRITE's, whose constant fields are set once.
+  Status post_prepared(ibv_send_wr& wr, const char* what) { return post(wr, what); }
   Status post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,
                    std::uint32_t rkey);
   // 8-byte compare-and-swap at an 8-byte-aligned remote word; the old value

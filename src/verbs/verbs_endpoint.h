@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -85,7 +86,7 @@ class VerbsEndpoint {
 
   // Whether the peer has a free slot for our next message, reading the
   // credit word it writes if the acks we have do not say so.
-  bool window_open();
+  bool window_open() { return window_.can_send() || window_reopens(); }
   // One eager message into the peer's ring: connected, the window open, and
   // `slot` a staging slot taken for it (given back at once if the WRITE
   // went inline, else when a signaled WRITE after it completes).
@@ -148,7 +149,17 @@ class VerbsEndpoint {
   bool ring_has_message();
 
  private:
-  bool signal_next(bool holds_slot);
+  // Whether the next WRITE asks for a completion: one in kSignalEvery, or
+  // every one while staging slots run low.
+  bool window_reopens();
+  bool signal_next(bool holds_slot) {
+    if (++unsignaled_ >= kSignalEvery ||
+        (holds_slot && iface_->free_staging() < VerbsInterface::kSendSlots / 4)) {
+      unsignaled_ = 0;
+      return true;
+    }
+    return false;
+  }
   // Where our next message lands in the peer's ring and its marker
   // (layout_.slot_offset() and ring_marker() of its serial), taking its
   // serial from the window: kept as it advances, as the receiver does.
@@ -194,6 +205,11 @@ class VerbsEndpoint {
   std::size_t out_offset_ = 0;  // take_outgoing()
   std::uint32_t out_marker_;    // take_outgoing()
   Status failed_;
+  // write_inline's frame image and work request (the device copies both at
+  // post time).
+  std::array<std::uint8_t, VerbsInterface::kWantInline> inline_image_;
+  ibv_sge inline_sge_{};
+  ibv_send_wr inline_wr_{};
   std::deque<Backlogged> backlog_;
   std::uint32_t unsignaled_ = 0;
   std::uint32_t flushes_ = 0;  // signaled credit WRITEs and flushes in flight
