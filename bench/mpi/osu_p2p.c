@@ -32,12 +32,17 @@
  * 8 KiB, see iters_for), -x WARMUP. Output: "# test" header, then "size value [rate]",
  * then a "# matching:" line with who matched the messages (the NIC or
  * software, summed over the ranks), read through MPI_T where the MPI
- * offers Tagwire's counters.
+ * offers Tagwire's counters; bw and mbw_mr also print a "# cpu:" line, the
+ * user and system CPU time (getrusage, every thread of the process) each
+ * side of the first pair spent per message over the timed windows: where
+ * the sender is busy all the time, that says whose work sets the rate (on
+ * soft-RoCE, the kernel's per WRITE).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "chunked_median.h"
 
 #define WINDOW 64
@@ -238,6 +243,17 @@ static void one_sided_bw(int get, long min, long max, int iters, int warmup) {
   MPI_Win_free(&win);
 }
 
+/* CPU seconds (user, system) this process spent over the last stream()'s
+ * timed windows. */
+static double stream_cpu[2];
+
+static void cpu_now(double out[2]) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  out[0] = (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec * 1e-6;
+  out[1] = (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec * 1e-6;
+}
+
 /* One pair streams windows from `from` to `to` (both directions if bidir).
  * Returns seconds for `iters` windows after warm-up, at the median
  * window's pace. */
@@ -251,9 +267,11 @@ static double stream(char* s, char* r, long bytes, int iters, int warmup, int fr
   struct chunks c = chunks_for(iters);
   int me_sends = rank == from || bidir, me_recvs = rank == to || bidir;
   int peer = rank == from ? to : from;
+  double cpu0[2] = {0, 0};
   MPI_Barrier(MPI_COMM_WORLD);
   for (int i = 0; i < iters + warmup; ++i) {
     chunk_tick(&c, i - warmup);
+    if (i == warmup) cpu_now(cpu0);
     int n = 0;
     for (int w = 0; w < WINDOW && me_recvs; ++w)
       MPI_Irecv(r + (size_t)w * (size_t)bytes, (int)bytes, MPI_CHAR, peer, 100, MPI_COMM_WORLD,
@@ -268,6 +286,9 @@ static double stream(char* s, char* r, long bytes, int iters, int warmup, int fr
         MPI_Recv(&ack, 1, MPI_CHAR, to, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
   }
+  cpu_now(stream_cpu);
+  stream_cpu[0] -= cpu0[0];
+  stream_cpu[1] -= cpu0[1];
   return chunk_median(&c) * iters;
 }
 
@@ -390,6 +411,22 @@ int main(int argc, char** argv) {
       double rate = secs > 0 && rank == from ? messages / secs : 0, total = 0;
       MPI_Reduce(&rate, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
       if (rank == 0) printf("%-10ld %12.2f %14.0f\n", bytes, total * (double)bytes / 1e6, total);
+      if (!bidir) {
+        /* The first pair's two sides, microseconds per message. */
+        double mine[2] = {0, 0}, theirs[2] = {0, 0};
+        if (rank == from || rank == to) {
+          mine[0] = stream_cpu[0] / messages * 1e6;
+          mine[1] = stream_cpu[1] / messages * 1e6;
+        }
+        if (rank == to && from == 0) MPI_Send(mine, 2, MPI_DOUBLE, 0, 102, MPI_COMM_WORLD);
+        if (rank == 0) {
+          MPI_Recv(theirs, 2, MPI_DOUBLE, to, 102, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          printf(
+              "# cpu: %ld B, us per message over the timed windows: sender user %.2f system "
+              "%.2f, receiver user %.2f system %.2f\n",
+              bytes, mine[0], mine[1], theirs[0], theirs[1]);
+        }
+      }
     }
     fflush(stdout);
   }

@@ -44,10 +44,12 @@ Arrival peek_message(std::span<std::uint8_t> slot, std::uint64_t serial, Arrived
   std::memcpy(prefix, p, kRingPrefix);
   // The trailer is in, the head not yet: the rest of the WRITE is on its way.
   if (prefix[2] != marker) return Arrival::kEmpty;
-  if (prefix[0] > frame - kRingPrefix) return Arrival::kMalformed;
-  out->header = {p + kRingPrefix, prefix[0]};
-  out->payload = {p + kRingPrefix + prefix[0], frame - kRingPrefix - prefix[0]};
+  const std::uint32_t header_length = prefix[0] & ~kFrameWoke;
+  if (header_length > frame - kRingPrefix) return Arrival::kMalformed;
+  out->header = {p + kRingPrefix, header_length};
+  out->payload = {p + kRingPrefix + header_length, frame - kRingPrefix - header_length};
   out->ack = prefix[1];
+  out->woke = (prefix[0] & kFrameWoke) != 0;
   return Arrival::kReady;
 }
 

@@ -89,17 +89,25 @@ inline bool trailer_carries(std::uint8_t* slot_end, std::uint32_t marker) {
 // a frame laid out in a staging slot (a WRITE the device reads from
 // registered memory) or in an image on the stack (an inline WRITE, which
 // the device copies at post time: VerbsEndpoint::write_inline).
+// In the prefix's header length: the message came as a WRITE with
+// immediate, which consumed one of the receiver's zero-length receives.
+// The receiver's poll then looks at its completion queue at once, to post
+// the receive again; other arrivals leave the queue to its periodic look
+// (VerbsTransport::progress).
+inline constexpr std::uint32_t kFrameWoke = std::uint32_t{1} << 31;
+
 struct FrameEnds {
-  std::uint32_t prefix[3];  // header length, ack, marker
+  std::uint32_t prefix[3];  // header length (| kFrameWoke), ack, marker
   std::uint64_t trailer;    // frame length, marker
   std::size_t frame;        // prefix + header + payload
 };
 
-// `marker`: ring_marker() of the message's serial.
+// `marker`: ring_marker() of the message's serial; `woke`: it goes as a
+// WRITE with immediate.
 inline FrameEnds frame_ends(std::uint32_t marker, std::uint32_t ack, std::size_t header,
-                            std::size_t payload) {
+                            std::size_t payload, bool woke = false) {
   const std::size_t frame = kRingPrefix + header + payload;
-  return {{static_cast<std::uint32_t>(header), ack, marker},
+  return {{static_cast<std::uint32_t>(header) | (woke ? kFrameWoke : 0), ack, marker},
           (std::uint64_t{marker} << 32) | static_cast<std::uint32_t>(frame),
           frame};
 }
@@ -135,6 +143,7 @@ struct ArrivedMessage {
   std::span<const std::uint8_t> header;
   std::span<const std::uint8_t> payload;
   std::uint32_t ack = 0;  // the sender's cumulative count of our messages it consumed
+  bool woke = false;      // it consumed a receive (kFrameWoke)
 };
 
 enum class Arrival { kEmpty, kReady, kMalformed };

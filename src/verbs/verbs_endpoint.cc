@@ -63,9 +63,12 @@ Status VerbsEndpoint::write_message(std::uint32_t slot, std::span<const std::uin
   // Our consumed count of the peer's messages rides along for free.
   const std::uint32_t ack = back_.tell();
   std::span<std::uint8_t> image = iface_->staging_slot(slot);
-  const FrameEnds ends = frame_ends(out.marker, ack, header.size(), payload.size());
+  const bool holds_slot =
+      kRingPrefix + header.size() + payload.size() + kRingTrailer > qp.max_inline();
+  const WriteOptions o = ring_write_options(delivery, holds_slot);
+  const FrameEnds ends =
+      frame_ends(out.marker, ack, header.size(), payload.size(), o.with_immediate);
   const StagedWrite w = stage_frame(image, ends, header, payload);
-  const WriteOptions o = ring_write_options(delivery, w.length > qp.max_inline());
   if (!o.inline_data) {
     held_.push_back(slot);
     ++held_pushed_;
@@ -86,7 +89,8 @@ Status VerbsEndpoint::write_inline(std::span<const std::uint8_t> header,
                                    std::span<const std::uint8_t> payload,
                                    transport::Delivery delivery) {
   const Outgoing out = take_outgoing();
-  const FrameEnds ends = frame_ends(out.marker, back_.tell(), header.size(), payload.size());
+  const bool wake = delivery == transport::Delivery::kWake || remote_.wake_all;
+  const FrameEnds ends = frame_ends(out.marker, back_.tell(), header.size(), payload.size(), wake);
   // The frame is laid out in the endpoint's image: the device copies it at
   // post time, so the next message may reuse it at once. (Gathered from
   // four pieces instead, rxe's post cost 50 instructions more than this
@@ -95,7 +99,6 @@ Status VerbsEndpoint::write_inline(std::span<const std::uint8_t> header,
   // The work request is the endpoint's too, its constant fields set once:
   // building one per message (zeroed, from WriteOptions, in post_write)
   // was 90 of the sender's instructions (bench/instructions in the VM).
-  const bool wake = delivery == transport::Delivery::kWake || remote_.wake_all;
   inline_sge_.addr = reinterpret_cast<std::uint64_t>(inline_image_.data() + w.offset);
   inline_sge_.length = static_cast<std::uint32_t>(w.length);
   inline_wr_.wr_id = wr_id(WrKind::kRing, peer_index(peer_, held_pushed_));
@@ -170,7 +173,7 @@ VerbsEndpoint::Backlogged VerbsEndpoint::next_backlogged() {
   return b;
 }
 
-unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver) {
+unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver, unsigned* woke) {
   if (!qp_) return 0;
   unsigned n = 0;
   for (unsigned k = 0; k < kRingBatch; ++k) {
@@ -180,6 +183,7 @@ unsigned VerbsEndpoint::poll_ring(transport::Receiver* receiver) {
     if (a == Arrival::kEmpty) break;
     if (a == Arrival::kReady) {
       window_.on_ack(m.ack);
+      if (m.woke) ++*woke;
       iface_->deliver(receiver, m.header, m.payload);
     } else {
       TW_WARN("verbs",

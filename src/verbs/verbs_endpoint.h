@@ -144,8 +144,9 @@ class VerbsEndpoint {
   // ---- receiving
 
   // Up to kRingBatch of the peer's messages to `receiver` (may be null:
-  // counted and dropped), returning credits as they fall due.
-  unsigned poll_ring(transport::Receiver* receiver);
+  // counted and dropped), returning credits as they fall due; `woke`
+  // counts those that came with immediate (kFrameWoke).
+  unsigned poll_ring(transport::Receiver* receiver, unsigned* woke);
   bool ring_has_message();
 
  private:
