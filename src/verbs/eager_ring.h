@@ -83,12 +83,6 @@ inline bool trailer_carries(std::uint8_t* slot_end, std::uint32_t marker) {
   return static_cast<std::uint32_t>(trailer >> 32) == marker;
 }
 
-// The two small pieces that frame a message around its header and
-// payload: the prefix and the trailer, as they must land. Worked out from
-// the marker the sender keeps by increments (no division per message), for
-// a frame laid out in a staging slot (a WRITE the device reads from
-// registered memory) or in an image on the stack (an inline WRITE, which
-// the device copies at post time: VerbsEndpoint::write_inline).
 // In the prefix's header length: the message came as a WRITE with
 // immediate, which consumed one of the receiver's zero-length receives.
 // The receiver's poll then looks at its completion queue at once, to post
@@ -96,6 +90,12 @@ inline bool trailer_carries(std::uint8_t* slot_end, std::uint32_t marker) {
 // (VerbsTransport::progress).
 inline constexpr std::uint32_t kFrameWoke = std::uint32_t{1} << 31;
 
+// The two small pieces that frame a message around its header and
+// payload: the prefix and the trailer, as they must land. Worked out from
+// the marker the sender keeps by increments (no division per message), for
+// a frame laid out in a staging slot (a WRITE the device reads from
+// registered memory) or in the endpoint's image (an inline WRITE, which
+// the device copies at post time: VerbsEndpoint::write_inline).
 struct FrameEnds {
   std::uint32_t prefix[3];  // header length (| kFrameWoke), ack, marker
   std::uint64_t trailer;    // frame length, marker
@@ -120,7 +120,7 @@ struct StagedWrite {
 };
 
 // Lays a message whose frame `ends` describe out at the end of `image` (a
-// staging slot or an image on the stack) exactly as it must land at the
+// staging slot or the endpoint's inline image) exactly as it must land at the
 // end of its slot at the receiver. The caller has checked that it fits
 // (prefix + header + payload + trailer <= image.size(), and the frame <=
 // max_frame()). Inline, with copy_small for the pieces: an 8-byte

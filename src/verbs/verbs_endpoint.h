@@ -150,9 +150,10 @@ class VerbsEndpoint {
   bool ring_has_message();
 
  private:
+  // window_open's rare half: the credit word the peer writes.
+  bool window_reopens();
   // Whether the next WRITE asks for a completion: one in kSignalEvery, or
   // every one while staging slots run low.
-  bool window_reopens();
   bool signal_next(bool holds_slot) {
     if (++unsignaled_ >= kSignalEvery ||
         (holds_slot && iface_->free_staging() < VerbsInterface::kSendSlots / 4)) {
