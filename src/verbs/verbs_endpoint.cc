@@ -63,12 +63,10 @@ Status VerbsEndpoint::write_message(std::uint32_t slot, std::span<const std::uin
   // Our consumed count of the peer's messages rides along for free.
   const std::uint32_t ack = back_.tell();
   std::span<std::uint8_t> image = iface_->staging_slot(slot);
-  const bool holds_slot =
-      kRingPrefix + header.size() + payload.size() + kRingTrailer > qp.max_inline();
-  const WriteOptions o = ring_write_options(delivery, holds_slot);
   const FrameEnds ends =
-      frame_ends(out.marker, ack, header.size(), payload.size(), o.with_immediate);
+      frame_ends(out.marker, ack, header.size(), payload.size(), with_immediate(delivery));
   const StagedWrite w = stage_frame(image, ends, header, payload);
+  const WriteOptions o = ring_write_options(delivery, w.length > qp.max_inline());
   if (!o.inline_data) {
     held_.push_back(slot);
     ++held_pushed_;
@@ -89,7 +87,7 @@ Status VerbsEndpoint::write_inline(std::span<const std::uint8_t> header,
                                    std::span<const std::uint8_t> payload,
                                    transport::Delivery delivery) {
   const Outgoing out = take_outgoing();
-  const bool wake = delivery == transport::Delivery::kWake || remote_.wake_all;
+  const bool wake = with_immediate(delivery);
   const FrameEnds ends = frame_ends(out.marker, back_.tell(), header.size(), payload.size(), wake);
   // The frame is laid out in the endpoint's image: the device copies it at
   // post time, so the next message may reuse it at once. (Gathered from

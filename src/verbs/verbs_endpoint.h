@@ -177,10 +177,16 @@ class VerbsEndpoint {
     if (out_offset_ == layout_.ring_bytes()) out_offset_ = 0;
     return o;
   }
+  // Whether a ring message goes as a WRITE with immediate (and says so in
+  // its frame, kFrameWoke): a wake-up, or every message to a peer that
+  // asked for events.
+  bool with_immediate(transport::Delivery delivery) const {
+    return delivery == transport::Delivery::kWake || remote_.wake_all;
+  }
   WriteOptions ring_write_options(transport::Delivery delivery, bool holds_slot) {
     WriteOptions o;
     o.inline_data = !holds_slot;
-    o.with_immediate = delivery == transport::Delivery::kWake || remote_.wake_all;
+    o.with_immediate = with_immediate(delivery);
     o.signaled = signal_next(holds_slot);
     return o;
   }
