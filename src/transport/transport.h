@@ -92,6 +92,9 @@ struct TransportCounters {
   std::uint64_t credit_waits = 0;
   std::uint64_t credit_writes = 0;
   std::uint64_t wake_writes = 0;
+  // Eager messages whose WRITE gathered the payload from the user's buffer
+  // (verbs, TAGWIRE_VERBS_GATHER_FROM) instead of a staging copy.
+  std::uint64_t gathered_sends = 0;
   // Registration cache (verbs): registrations reused, made, and dropped
   // because their memory was unmapped or remapped.
   std::uint64_t rcache_hits = 0;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <random>
 #include <string>
@@ -18,7 +19,9 @@ Result<RcQueuePair> RcQueuePair::create(const Device& device, ibv_cq* send_cq, i
   init.qp_type = IBV_QPT_RC;
   init.cap.max_send_wr = depth;
   init.cap.max_recv_wr = depth;
-  init.cap.max_send_sge = 1;
+  // Three for an eager WRITE gathered from the caller's payload
+  // (post_gathered_write); a device that grants fewer keeps copying.
+  init.cap.max_send_sge = kMaxGather;
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = max_inline;
   return create_from(device, init);
@@ -43,6 +46,7 @@ Result<RcQueuePair> RcQueuePair::create_from(const Device& device, ibv_qp_init_a
   if (!q.qp_) return verbs_error("ibv_create_qp", errno);
   q.device_ = &device;
   q.max_inline_ = init.cap.max_inline_data;  // what the device granted
+  q.max_gather_ = init.cap.max_send_sge;
   q.psn_ = std::random_device{}() & 0xffffff;
 
   ibv_qp_attr attr{};
@@ -181,6 +185,22 @@ Status RcQueuePair::post_write(std::uint64_t wr_id, LocalBuffer data, std::uint6
   wr.wr.rdma.rkey = rkey;
   return post(wr, options.with_immediate ? "ibv_post_send(RDMA_WRITE_WITH_IMM)"
                                          : "ibv_post_send(RDMA_WRITE)");
+}
+
+Status RcQueuePair::post_gathered_write(std::uint64_t wr_id, std::span<const LocalBuffer> pieces,
+                                        std::uint64_t remote_address, std::uint32_t rkey,
+                                        bool with_immediate) {
+  ibv_sge sge[kMaxGather];
+  const std::size_t n = std::min<std::size_t>(pieces.size(), kMaxGather);
+  for (std::size_t i = 0; i < n; ++i) sge[i] = sge_of(pieces[i]);
+  ibv_send_wr wr =
+      one_sge_wr(wr_id, sge, with_immediate ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+                 IBV_SEND_SIGNALED);
+  wr.num_sge = static_cast<int>(n);
+  wr.wr.rdma.remote_addr = remote_address;
+  wr.wr.rdma.rkey = rkey;
+  return post(wr, with_immediate ? "ibv_post_send(gathered RDMA_WRITE_WITH_IMM)"
+                                 : "ibv_post_send(gathered RDMA_WRITE)");
 }
 
 Status RcQueuePair::post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,

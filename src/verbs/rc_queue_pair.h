@@ -51,6 +51,9 @@ struct AtomicOp {
 
 class RcQueuePair {
  public:
+  // Scatter-gather entries asked for per send: a gathered eager WRITE's
+  // prefix and header, payload, trailer.
+  static constexpr std::uint32_t kMaxGather = 3;
   // `depth`: send and receive queue sizes; `max_inline`: bytes a SEND may
   // carry inline (no registration, no DMA read of the payload).
   static Result<RcQueuePair> create(const Device& device, ibv_cq* send_cq, ibv_cq* recv_cq,
@@ -82,6 +85,12 @@ class RcQueuePair {
   // A work request the caller built and keeps (its scatter list too): the
   // inline eager WRITE's, whose constant fields are set once.
   Status post_prepared(ibv_send_wr& wr, const char* what) { return post(wr, what); }
+  // One signaled WRITE of `pieces` (at most max_gather() of them), placed
+  // one after another from `remote_address`: an eager frame whose payload
+  // comes from the caller's registered memory, not a copy.
+  Status post_gathered_write(std::uint64_t wr_id, std::span<const LocalBuffer> pieces,
+                             std::uint64_t remote_address, std::uint32_t rkey, bool with_immediate);
+  std::uint32_t max_gather() const { return max_gather_; }
   Status post_read(std::uint64_t wr_id, LocalBuffer into, std::uint64_t remote_address,
                    std::uint32_t rkey);
   // 8-byte compare-and-swap at an 8-byte-aligned remote word; the old value
@@ -118,6 +127,7 @@ class RcQueuePair {
   const Device* device_ = nullptr;
   std::uint32_t psn_ = 0;
   std::uint32_t max_inline_ = 0;
+  std::uint32_t max_gather_ = 1;
 };
 
 // Posts `buffer` to a shared receive queue (wr_id names it in the completion).

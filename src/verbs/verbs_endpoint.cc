@@ -1,6 +1,7 @@
 #include "verbs/verbs_endpoint.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "common/log.h"
@@ -80,6 +81,42 @@ Status VerbsEndpoint::write_message(std::uint32_t slot, std::span<const std::uin
   if (o.inline_data) iface_->give_staging(slot);
   if (!s.is_ok()) return s.with_context("eager WRITE to rank " + std::to_string(peer_));
   if (o.with_immediate) ++iface_->counters().wake_writes;
+  return Status::ok();
+}
+
+Status VerbsEndpoint::write_gathered(std::uint32_t slot, std::span<const std::uint8_t> header,
+                                     std::span<const std::uint8_t> payload,
+                                     std::uint32_t payload_lkey, std::uint64_t wr_id,
+                                     transport::Delivery delivery, std::uint32_t* held_mark) {
+  RcQueuePair& qp = *qp_;
+  const Outgoing out = take_outgoing();
+  const bool wake = with_immediate(delivery);
+  const FrameEnds ends = frame_ends(out.marker, back_.tell(), header.size(), payload.size(), wake);
+  // The slot holds prefix and header, then the trailer right after them:
+  // the WRITE places them around the payload, so the frame lands exactly
+  // as write_message's does, its trailer still the last thing placed.
+  std::uint8_t* image = iface_->staging_slot(slot).data();
+  std::memcpy(image, ends.prefix, kRingPrefix);
+  std::memcpy(image + kRingPrefix, header.data(), header.size());
+  std::uint8_t* trailer = image + kRingPrefix + header.size();
+  std::memcpy(trailer, &ends.trailer, kRingTrailer);
+  const std::uint32_t lkey = iface_->staging_lkey();
+  const LocalBuffer pieces[] = {
+      {image, static_cast<std::uint32_t>(kRingPrefix + header.size()), lkey},
+      {const_cast<std::uint8_t*>(payload.data()), static_cast<std::uint32_t>(payload.size()),
+       payload_lkey},
+      {trailer, static_cast<std::uint32_t>(kRingTrailer), lkey}};
+  held_.push_back(slot);
+  ++held_pushed_;
+  *held_mark = static_cast<std::uint32_t>(held_pushed_);
+  unsignaled_ = 0;  // it asks for a completion: the WRITEs before it complete with it
+  const std::size_t length = ends.frame + kRingTrailer;
+  Status s = qp.post_gathered_write(wr_id, pieces,
+                                    remote_.ring_address + out.offset + layout_.slot_size - length,
+                                    remote_.ring_rkey, wake);
+  if (!s.is_ok()) [[unlikely]]
+    return s.with_context("eager WRITE to rank " + std::to_string(peer_));
+  if (wake) ++iface_->counters().wake_writes;
   return Status::ok();
 }
 

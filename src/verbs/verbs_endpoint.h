@@ -92,6 +92,17 @@ class VerbsEndpoint {
   // went inline, else when a signaled WRITE after it completes).
   Status write_message(std::uint32_t slot, std::span<const std::uint8_t> header,
                        std::span<const std::uint8_t> payload, transport::Delivery delivery);
+  // One eager message into the peer's ring whose payload the WRITE gathers
+  // from the caller's memory (registered: `payload_lkey`) instead of a copy
+  // in the staging slot, which holds only the frame's ends. Signaled, as
+  // `wr_id`: the caller's buffer is in use until it completes, and then so
+  // is every WRITE before it (*held_mark: on_write_completion's argument).
+  // Connected, the window open, the QP gathers (can_gather()).
+  Status write_gathered(std::uint32_t slot, std::span<const std::uint8_t> header,
+                        std::span<const std::uint8_t> payload, std::uint32_t payload_lkey,
+                        std::uint64_t wr_id, transport::Delivery delivery,
+                        std::uint32_t* held_mark);
+  bool can_gather() const { return qp_->max_gather() >= RcQueuePair::kMaxGather; }
   // Whether a message of `bytes` (header and payload) goes as one inline
   // WRITE: its whole frame fits what the QP copies at post time (and the
   // stack image write_inline lays it out in: a device may grant more).

@@ -37,7 +37,14 @@ constexpr SettingInfo kRingBudget{"TAGWIRE_VERBS_RING_BUDGET",
                                   "verbs: bytes the eager rings of all peers may take together",
                                   "256M", check_with<parse_size>};
 
-constexpr const SettingInfo* kTable[] = {&kDevice, &kTm, &kConnect, &kRcache, &kRingBudget};
+constexpr SettingInfo kGatherFrom{
+    "TAGWIRE_VERBS_GATHER_FROM",
+    "verbs: eager payloads of this many bytes or more leave from the user's buffer, not a copy "
+    "(0: never)",
+    "12K", check_with<parse_size>};
+
+constexpr const SettingInfo* kTable[] = {&kDevice, &kTm,         &kConnect,
+                                         &kRcache, &kRingBudget, &kGatherFrom};
 
 }  // namespace
 
@@ -52,6 +59,7 @@ Result<VerbsSettings> VerbsSettings::read(const Settings& settings) {
   TAGWIRE_RETURN_IF_ERROR(settings.read(kConnect, parse_connect, &v.connect));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kRcache, parse_bool, &v.registration_cache));
   TAGWIRE_RETURN_IF_ERROR(settings.read(kRingBudget, parse_size, &v.ring_budget));
+  TAGWIRE_RETURN_IF_ERROR(settings.read(kGatherFrom, parse_size, &v.gather_from));
   return v;
 }
 

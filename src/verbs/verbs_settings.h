@@ -30,6 +30,8 @@ struct VerbsSettings {
   // (TAGWIRE_VERBS_RING_BUDGET); each ring has 64 slots down to 4, as many
   // as the budget allows for the job's peers.
   std::size_t ring_budget = std::size_t{256} << 20;
+  // TAGWIRE_VERBS_GATHER_FROM (VerbsOptions::gather_from).
+  std::size_t gather_from = 12288;
 
   bool operator==(const VerbsSettings&) const = default;
 

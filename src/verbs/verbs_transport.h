@@ -55,6 +55,14 @@ struct VerbsOptions {
   // Keep user buffers registered between operations (TAGWIRE_RCACHE;
   // verbs/registration_cache.h, invalidated through verbs/memory_hooks.h).
   bool registration_cache = true;
+  // Eager payloads of this many bytes or more are gathered by the WRITE
+  // from the caller's buffer (registered through the cache) instead of
+  // copied into a staging slot; the send then completes with the WRITE.
+  // 0: never. Without the cache, always copied (TAGWIRE_VERBS_GATHER_FROM).
+  // 12 KiB: on rxe the gathered WRITE wins at 12 and 16 KiB and ties or
+  // loses at 8 KiB and below, where a copy costs less than the completion
+  // and the cache lookup (docs/measurements.md, 2026-12-04).
+  std::size_t gather_from = 12288;
   NicMatchingChoice nic_matching = NicMatchingChoice::kAuto;  // TAGWIRE_TM
   VerbsConnectChoice connect = VerbsConnectChoice::kAuto;     // TAGWIRE_VERBS_CONNECT
   // Receives the NIC may hold at once when it matches tags (capped by the

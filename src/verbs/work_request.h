@@ -3,8 +3,8 @@
 // The kind sits in the top byte and an index below it. Ring and credit
 // WRITEs and wake-up receives carry their peer in bits 32..55 and, below,
 // how many staging slots that peer's endpoint had held when the WRITE was
-// posted (VerbsEndpoint::release_held); READs, WRITEs and CASes carry the
-// operation's number (the transport's pending table).
+// posted (VerbsEndpoint::release_held); READs, WRITEs, CASes and gathered
+// eager WRITEs carry the operation's number (the transport's pending table).
 #pragma once
 
 #include <cstddef>
@@ -17,9 +17,10 @@ enum class WrKind : std::uint64_t {
   kRead = 3,
   kAtomic = 4,  // compare-and-swap or fetch-and-add
   kWrite = 5,
-  kRing = 6,    // an eager message into the peer's ring
-  kCredit = 7,  // our consumed count into the peer's credit word (or a flush)
-  kClose = 8,   // the closing mark into the peer's credit word
+  kRing = 6,      // an eager message into the peer's ring
+  kCredit = 7,    // our consumed count into the peer's credit word (or a flush)
+  kClose = 8,     // the closing mark into the peer's credit word
+  kGathered = 9,  // an eager message whose payload the WRITE gathers (an operation number)
 };
 
 inline std::uint64_t wr_id(WrKind kind, std::uint64_t index) {

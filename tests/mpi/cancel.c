@@ -196,8 +196,9 @@ int main(int argc, char** argv) {
   partner = rank ^ 1;
   sender = partner < size && rank % 2 == 0;
   receiver = partner < size && rank % 2 == 1;
-  /* Each side of the eager threshold over verbs (8 KiB) and over UCX (32 KiB). */
-  int sizes[] = {0, 8, 8192, 8193, 32768, 32769, 4 << 20};
+  /* Each side of the eager threshold over shm (8 KiB), verbs (16 KiB) and
+   * UCX (32 KiB). */
+  int sizes[] = {0, 8, 8192, 8193, 16384, 16385, 32768, 32769, 4 << 20};
   for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) cancel_each_mode(sizes[i]);
   cancelled_through_every_completion_call();
   cancel_after_receipt();

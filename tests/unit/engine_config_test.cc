@@ -114,6 +114,7 @@ TEST(EngineConfig, ATransportsSettingsComeWithItsEntry) {
                                         {"TAGWIRE_VERBS_CONNECT", "exchange"},
                                         {"TAGWIRE_RCACHE", "off"},
                                         {"TAGWIRE_VERBS_RING_BUDGET", "64M"},
+                                        {"TAGWIRE_VERBS_GATHER_FROM", "16K"},
                                         {"TAGWIRE_DEVICE", "rxe0"}});
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
   auto v = verbs::VerbsSettings::read(config->settings);
@@ -122,6 +123,7 @@ TEST(EngineConfig, ATransportsSettingsComeWithItsEntry) {
   EXPECT_EQ(v->connect, verbs::VerbsConnectChoice::kExchange);
   EXPECT_FALSE(v->registration_cache);
   EXPECT_EQ(v->ring_budget, std::size_t{64} << 20);
+  EXPECT_EQ(v->gather_from, std::size_t{16} << 10);
   EXPECT_EQ(v->device, "rxe0");
 #endif
 }
@@ -169,7 +171,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(BadCase{"TAGWIRE_TM", "maybe", "one of auto on off"},
                       BadCase{"TAGWIRE_VERBS_CONNECT", "tcp", "one of auto cm exchange"},
                       BadCase{"TAGWIRE_DEVICE", "", "device name"},
-                      BadCase{"TAGWIRE_VERBS_RING_BUDGET", "x", "byte count"}));
+                      BadCase{"TAGWIRE_VERBS_RING_BUDGET", "x", "byte count"},
+                      BadCase{"TAGWIRE_VERBS_GATHER_FROM", "-1", "byte count"}));
 #endif
 
 TEST(EngineConfig, ReadsTheProcessEnvironment) {

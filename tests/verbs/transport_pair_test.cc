@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,7 @@ class TransportPair : public ::testing::TestWithParam<VerbsConnectChoice> {
       o.rank = rank;
       o.size = 2;
       o.max_payload = kMaxPayload;
+      o.gather_from = kGatherFrom;
       o.connect = GetParam();
       auto t = create_verbs_transport(o);
       ASSERT_TRUE(t.is_ok()) << t.status().to_string();
@@ -120,15 +122,44 @@ class TransportPair : public ::testing::TestWithParam<VerbsConnectChoice> {
     return true;
   }
 
+  // A payload the WRITE gathers (kGatherFrom bytes or more) stays the
+  // caller's until its completion: every payload is kept for the test.
   void send(int from, const std::string& header, const std::string& payload,
             Delivery d = Delivery::kPolled) {
-    auto r = side_[from]->send(1 - from, bytes(header), bytes(payload), {}, d);
+    const std::string& kept = kept_.emplace_back(payload);
+    auto r =
+        side_[from]->send(1 - from, bytes(header), bytes(kept), completion_[from].callback(), d);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-    EXPECT_EQ(*r, transport::Issued::kDone) << "the transport copies: the caller's bytes are free";
+    const bool gathered =
+        kept.size() >= kGatherFrom && side_[from]->counters().gathered_sends > gathered_seen_[from];
+    gathered_seen_[from] = side_[from]->counters().gathered_sends;
+    if (gathered) {
+      EXPECT_EQ(*r, transport::Issued::kPending) << "a gathered payload is in use until its WRITE";
+      ++pending_[from];
+    } else {
+      EXPECT_EQ(*r, transport::Issued::kDone)
+          << "the transport copies: the caller's bytes are free";
+    }
   }
 
+  struct Completions {
+    int done = 0;
+    Status first_error;
+    static void on_done(void* ctx, const Status& s) {
+      auto* c = static_cast<Completions*>(ctx);
+      ++c->done;
+      if (!s.is_ok() && c->first_error.is_ok()) c->first_error = s;
+    }
+    transport::Completion callback() { return {&Completions::on_done, this}; }
+  };
+
+  static constexpr std::size_t kGatherFrom = 4096;
   std::unique_ptr<transport::Transport> side_[2];
   Inbox inbox_[2];
+  std::deque<std::string> kept_;  // never moves: pending sends point into it
+  Completions completion_[2];
+  int pending_[2] = {0, 0};
+  std::uint64_t gathered_seen_[2] = {0, 0};
 };
 
 TEST_P(TransportPair, EverySizeArrivesIntactAndInOrder) {
@@ -160,13 +191,50 @@ TEST_P(TransportPair, EverySizeArrivesIntactAndInOrder) {
       if (n % 5 == 0) side_[1]->progress();
     }
   }
-  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == n; }))
-      << inbox_[1].payloads.size() << " of " << n << " arrived";
+  ASSERT_TRUE(progress_until([&] {
+    return inbox_[1].payloads.size() == n && completion_[0].done == pending_[0];
+  })) << inbox_[1].payloads.size()
+      << " of " << n << " arrived, " << completion_[0].done << " of " << pending_[0]
+      << " gathered sends completed";
+  ASSERT_TRUE(completion_[0].first_error.is_ok()) << completion_[0].first_error.to_string();
   for (std::size_t i = 0; i < n; ++i) {
     ASSERT_EQ(inbox_[1].headers[i], "h" + std::to_string(i)) << "out of order at " << i;
     ASSERT_EQ(inbox_[1].payloads[i], payload_for(i, sizes[i % sizes.size()])) << "message " << i;
   }
   EXPECT_TRUE(inbox_[0].payloads.empty());
+  // The sizes from kGatherFrom up (4096, 4097, the last two) went gathered
+  // whenever they went at once (not from the backlog, which copies).
+  EXPECT_GT(side_[0]->counters().gathered_sends, 0u) << "no payload was gathered";
+  EXPECT_LE(side_[0]->counters().gathered_sends, 12u * 4);
+}
+
+// A gathered payload is read by the NIC when the WRITE goes, so the send
+// completes only with the WRITE; once it has, the caller may reuse its
+// buffer and the receiver still has what was sent. Below the threshold the
+// transport copies as before.
+TEST_P(TransportPair, AGatheredPayloadCompletesWithItsWriteAndArrivesIntact) {
+  std::string buffer = payload_for(1, 8000);
+  auto r =
+      side_[0]->send(1, bytes("g"), bytes(buffer), completion_[0].callback(), Delivery::kPolled);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(*r, transport::Issued::kPending);
+  EXPECT_EQ(side_[0]->counters().gathered_sends, 1u);
+  ASSERT_TRUE(progress_until([&] { return completion_[0].done == 1; }))
+      << "the gathered WRITE never completed";
+  ASSERT_TRUE(completion_[0].first_error.is_ok()) << completion_[0].first_error.to_string();
+  const std::string sent = buffer;
+  buffer.assign(buffer.size(), 'X');  // the caller's buffer is its own again
+  ASSERT_TRUE(progress_until([&] { return inbox_[1].payloads.size() == 1; }));
+  EXPECT_EQ(inbox_[1].payloads[0], sent);
+  // A wake-up goes gathered too, with its immediate.
+  send(0, "w", payload_for(2, 5000), Delivery::kWake);
+  send(0, "s", payload_for(3, 100));
+  ASSERT_TRUE(progress_until(
+      [&] { return inbox_[1].payloads.size() == 3 && completion_[0].done == 1 + pending_[0]; }));
+  EXPECT_EQ(pending_[0], 1);
+  EXPECT_EQ(inbox_[1].payloads[1], payload_for(2, 5000));
+  EXPECT_EQ(inbox_[1].payloads[2], payload_for(3, 100));
+  EXPECT_EQ(side_[0]->counters().gathered_sends, 2u);
 }
 
 TEST_P(TransportPair, ASenderWithoutCreditWaitsAndLosesNothing) {
