@@ -139,6 +139,26 @@ struct StagedWrite {
   return {start, ends.frame + kRingTrailer};
 }
 
+// A frame whose payload the WRITE gathers from elsewhere (the caller's
+// registered buffer): `image` gets its two ends, prefix and header at
+// [0, head), the trailer right after them at [head, head + kRingTrailer).
+// Written as head, payload, trailer, ending at the slot's end (the
+// frame and trailer take `length` bytes there, as stage_frame's do), they
+// land exactly as stage_frame's frame does, its trailer placed last.
+struct GatheredEnds {
+  std::size_t head = 0;    // prefix + header; the trailer follows in the image
+  std::size_t length = 0;  // the whole frame and trailer at the receiver
+};
+
+inline GatheredEnds stage_frame_ends(std::span<std::uint8_t> image, const FrameEnds& ends,
+                                     std::span<const std::uint8_t> header) {
+  const std::size_t head = kRingPrefix + header.size();
+  std::memcpy(image.data(), ends.prefix, kRingPrefix);
+  std::memcpy(image.data() + kRingPrefix, header.data(), header.size());
+  std::memcpy(image.data() + head, &ends.trailer, kRingTrailer);
+  return {head, ends.frame + kRingTrailer};
+}
+
 struct ArrivedMessage {
   std::span<const std::uint8_t> header;
   std::span<const std::uint8_t> payload;

@@ -68,10 +68,7 @@ Status VerbsEndpoint::write_message(std::uint32_t slot, std::span<const std::uin
       frame_ends(out.marker, ack, header.size(), payload.size(), with_immediate(delivery));
   const StagedWrite w = stage_frame(image, ends, header, payload);
   const WriteOptions o = ring_write_options(delivery, w.length > qp.max_inline());
-  if (!o.inline_data) {
-    held_.push_back(slot);
-    ++held_pushed_;
-  }
+  if (!o.inline_data) hold(slot);
   Status s =
       qp.post_write(wr_id(WrKind::kRing, peer_index(peer_, held_pushed_)),
                     LocalBuffer{image.data() + w.offset, static_cast<std::uint32_t>(w.length),
@@ -92,28 +89,19 @@ Status VerbsEndpoint::write_gathered(std::uint32_t slot, std::span<const std::ui
   const Outgoing out = take_outgoing();
   const bool wake = with_immediate(delivery);
   const FrameEnds ends = frame_ends(out.marker, back_.tell(), header.size(), payload.size(), wake);
-  // The slot holds prefix and header, then the trailer right after them:
-  // the WRITE places them around the payload, so the frame lands exactly
-  // as write_message's does, its trailer still the last thing placed.
-  std::uint8_t* image = iface_->staging_slot(slot).data();
-  std::memcpy(image, ends.prefix, kRingPrefix);
-  std::memcpy(image + kRingPrefix, header.data(), header.size());
-  std::uint8_t* trailer = image + kRingPrefix + header.size();
-  std::memcpy(trailer, &ends.trailer, kRingTrailer);
+  std::span<std::uint8_t> image = iface_->staging_slot(slot);
+  const GatheredEnds g = stage_frame_ends(image, ends, header);
   const std::uint32_t lkey = iface_->staging_lkey();
   const LocalBuffer pieces[] = {
-      {image, static_cast<std::uint32_t>(kRingPrefix + header.size()), lkey},
+      {image.data(), static_cast<std::uint32_t>(g.head), lkey},
       {const_cast<std::uint8_t*>(payload.data()), static_cast<std::uint32_t>(payload.size()),
        payload_lkey},
-      {trailer, static_cast<std::uint32_t>(kRingTrailer), lkey}};
-  held_.push_back(slot);
-  ++held_pushed_;
-  *held_mark = static_cast<std::uint32_t>(held_pushed_);
+      {image.data() + g.head, static_cast<std::uint32_t>(kRingTrailer), lkey}};
+  *held_mark = static_cast<std::uint32_t>(hold(slot));
   unsignaled_ = 0;  // it asks for a completion: the WRITEs before it complete with it
-  const std::size_t length = ends.frame + kRingTrailer;
-  Status s = qp.post_gathered_write(wr_id, pieces,
-                                    remote_.ring_address + out.offset + layout_.slot_size - length,
-                                    remote_.ring_rkey, wake);
+  Status s = qp.post_gathered_write(
+      wr_id, pieces, remote_.ring_address + out.offset + layout_.slot_size - g.length,
+      remote_.ring_rkey, wake);
   if (!s.is_ok()) [[unlikely]]
     return s.with_context("eager WRITE to rank " + std::to_string(peer_));
   if (wake) ++iface_->counters().wake_writes;

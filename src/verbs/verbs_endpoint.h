@@ -237,6 +237,12 @@ class VerbsEndpoint {
   // this QP completes (RC completes a QP's work in order).
   std::deque<std::uint32_t> held_;
   std::uint64_t held_pushed_ = 0, held_released_ = 0;
+  // Holds `slot` until a signaled WRITE posted from now on completes; the
+  // count of slots held so far is that WRITE's on_write_completion mark.
+  std::uint64_t hold(std::uint32_t slot) {
+    held_.push_back(slot);
+    return ++held_pushed_;
+  }
   // Receiving from the peer.
   std::uint8_t* ring_ = nullptr;
   AlignedBytes own_ring_;

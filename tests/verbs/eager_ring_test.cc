@@ -126,6 +126,33 @@ TEST(EagerRing, AnInlineImageLandsAsTheStagedFrameDoes) {
   }
 }
 
+// A gathered WRITE places head, payload and trailer one after another at
+// the slot's end: the same bytes as a staged frame, read back alike.
+TEST(EagerRing, AGatheredFrameLandsAsTheStagedFrameDoes) {
+  const std::string payload(90, 'p');  // Wire's slots take 100 bytes of payload
+  for (std::uint64_t serial : {1ull, 2ull, 0xffffffffull}) {
+    Wire staged;
+    const StagedWrite sw = staged.stage(serial, 4, "header-bytes", payload);
+    std::uint8_t image[256];
+    const GatheredEnds g = stage_frame_ends(
+        image, frame_ends(ring_marker(serial), 4, 12, payload.size()), bytes("header-bytes"));
+    ASSERT_EQ(g.length, sw.length);
+    Wire gathered;
+    std::span<std::uint8_t> slot = gathered.remote_slot(serial);
+    std::uint8_t* at = slot.data() + slot.size() - g.length;
+    std::memcpy(at, image, g.head);
+    std::memcpy(at + g.head, payload.data(), payload.size());
+    std::memcpy(at + g.head + payload.size(), image + g.head, kRingTrailer);
+    EXPECT_EQ(0, std::memcmp(slot.data() + sw.offset, staged.staging.data() + sw.offset, sw.length))
+        << "serial " << serial;
+    ArrivedMessage m;
+    ASSERT_EQ(peek_message(slot, serial, &m), Arrival::kReady) << "serial " << serial;
+    EXPECT_EQ(text(m.header), "header-bytes");
+    EXPECT_EQ(text(m.payload), payload);
+    EXPECT_EQ(m.ack, 4u);
+  }
+}
+
 TEST(EagerRing, AWrittenMessageReadsBackWithItsAck) {
   Wire w;
   ArrivedMessage m;
